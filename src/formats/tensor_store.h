@@ -1,0 +1,56 @@
+// TensorStore: every tensor of a checkpoint directory, by name, whether the weights are one
+// `model.safetensors` or shards listed in `model.safetensors.index.json`. Memory-mapped, zero-copy.
+//
+// Tensors under `model.visual.*` / `vision_tower.*` (vision tower) and `mtp.*` (multi-token
+// prediction head) are skipped unless the options ask for them.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "formats/safetensors.h"
+
+namespace verdict::formats {
+
+struct TensorStoreOptions {
+  bool include_vision = false;
+  bool include_mtp = false;
+};
+
+class TensorStore {
+ public:
+  // Opens `dir`: `model.safetensors.index.json` if present (every shard it names must exist and hold
+  // exactly the tensors the index assigns to it), else every `*.safetensors` file in the folder
+  // except the Clef head (`joint_head.safetensors`). Throws verdict::Error naming file and problem.
+  static TensorStore open_dir(const std::string& dir, const TensorStoreOptions& options = {});
+  // Opens explicit files (e.g. `joint_head.safetensors`).
+  static TensorStore open_files(const std::vector<std::string>& files,
+                                const TensorStoreOptions& options = {});
+
+  // nullptr when absent.
+  const TensorView* find(const std::string& name) const;
+  // Throws verdict::Error("<dir>: missing tensor <name>") when absent.
+  const TensorView& get(const std::string& name) const;
+  bool contains(const std::string& name) const { return find(name) != nullptr; }
+
+  // All kept tensors, sorted by name.
+  const std::map<std::string, TensorView>& tensors() const { return tensors_; }
+  // Names that were skipped (vision / MTP).
+  const std::vector<std::string>& skipped() const { return skipped_; }
+  // The files backing the store.
+  std::vector<std::string> files() const;
+  // Bytes of the kept tensors as stored.
+  std::size_t stored_bytes() const;
+
+ private:
+  std::vector<std::unique_ptr<SafetensorsFile>> files_;
+  std::map<std::string, TensorView> tensors_;
+  std::vector<std::string> skipped_;
+  void add_file(std::unique_ptr<SafetensorsFile> file, const TensorStoreOptions& options);
+};
+
+// True for names the text model never reads (vision tower / MTP), given the options.
+bool is_skipped_tensor(const std::string& name, const TensorStoreOptions& options);
+
+}  // namespace verdict::formats

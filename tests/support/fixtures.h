@@ -1,0 +1,15 @@
+// Locating the golden fixtures (../shared/fixtures) from tests.
+#pragma once
+#include <string>
+
+namespace verdict::testing {
+
+// The fixtures folder: $VERDICT_FIXTURES, else the path configured at build time.
+// Fails the calling test (via ADD_FAILURE) and returns "" when the folder does not exist.
+std::string fixtures_dir();
+// fixtures_dir() + "/" + relative.
+std::string fixture(const std::string& relative);
+// The verdict executable ($VERDICT_BIN).
+std::string verdict_bin();
+
+}  // namespace verdict::testing
