@@ -9,7 +9,7 @@ namespace verdict::testing {
 
 std::string fixtures_dir() {
   const char* env = std::getenv("VERDICT_FIXTURES");
-  std::string dir = env != nullptr ? env : "";
+  std::string dir = env != nullptr ? env : VERDICT_FIXTURES_DEFAULT;
   struct stat st {};
   if (dir.empty() || ::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     ADD_FAILURE() << "fixtures folder not found: '" << dir
@@ -23,7 +23,7 @@ std::string fixture(const std::string& relative) { return fixtures_dir() + "/" +
 
 std::string verdict_bin() {
   const char* env = std::getenv("VERDICT_BIN");
-  return env != nullptr ? env : "verdict";
+  return env != nullptr ? env : VERDICT_BIN_PATH;
 }
 
 }  // namespace verdict::testing

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Configures and builds one flavour of verdict: scripts/build.sh release|asan|fuzz [extra cmake args]
+#   release  optimized build, warnings as errors  -> build/release
+#   asan     tests with AddressSanitizer + UBSan  -> build/asan
+#   fuzz     libFuzzer targets (clang)            -> build/fuzz
+set -euo pipefail
+cd "$(dirname "$0")/.."
+flavour="${1:-release}"
+shift || true
+jobs="${VERDICT_JOBS:-$(nproc)}"
+launcher=()
+if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+case "$flavour" in
+  release)
+    cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DVERDICT_WERROR=ON "${launcher[@]}" "$@" ;;
+  asan)
+    cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVERDICT_SANITIZE=ON \
+      -DVERDICT_WERROR=ON -DVERDICT_BUILD_BENCH=OFF "${launcher[@]}" "$@" ;;
+  fuzz)
+    CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DVERDICT_BUILD_FUZZ=ON -DVERDICT_BUILD_TESTS=OFF -DVERDICT_BUILD_BENCH=OFF "${launcher[@]}" "$@" ;;
+  *) echo "usage: scripts/build.sh release|asan|fuzz" >&2; exit 2 ;;
+esac
+cmake --build "build/$flavour" -j "$jobs"

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# README command 2: install the system packages, build, run every test.
+#   1. release build (warnings as errors) + ctest
+#   2. AddressSanitizer + UBSan build of the tests + ctest
+#   3. libFuzzer targets built with clang, each run for VERDICT_FUZZ_SECONDS (default 15) as a smoke test
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export VERDICT_FIXTURES="${VERDICT_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
+bash scripts/install-deps.sh
+
+echo "== release build + tests"
+bash scripts/build.sh release
+ctest --test-dir build/release --output-on-failure -j "$(nproc)"
+
+echo "== sanitizer build (ASan + UBSan) + tests"
+bash scripts/build.sh asan
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build/asan --output-on-failure -j "$(nproc)"
+
+echo "== fuzz targets (smoke run)"
+bash scripts/build.sh fuzz
+bash scripts/fuzz.sh "${VERDICT_FUZZ_SECONDS:-15}"
+echo "all tests passed"

@@ -1,0 +1,25 @@
+#include "cli/model_files.h"
+
+#include <sys/stat.h>
+
+#include "core/error.h"
+#include "core/mapped_file.h"
+
+namespace verdict::cli {
+
+ModelKind detect_kind(const std::string& dir) {
+  return file_exists(dir + "/joint_head.safetensors") && file_exists(dir + "/joint_head_config.json")
+             ? ModelKind::Decision
+             : ModelKind::Chat;
+}
+
+const char* kind_name(ModelKind kind) { return kind == ModelKind::Decision ? "decision" : "chat"; }
+
+std::string tokenizer_path(const std::string& dir_or_file) {
+  if (file_exists(dir_or_file)) return dir_or_file;
+  const std::string path = dir_or_file + "/tokenizer.json";
+  if (!file_exists(path)) throw Error(dir_or_file + ": no tokenizer.json in this folder");
+  return path;
+}
+
+}  // namespace verdict::cli

@@ -1,0 +1,248 @@
+#include "cli/model_summary.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/mapped_file.h"
+#include "formats/checkpoint_summary.h"
+#include "formats/tensor_store.h"
+#include "tokenizer/tokenizer.h"
+
+namespace verdict::cli {
+namespace {
+
+std::optional<std::string> token_string(const Json& cfg, const char* key) {
+  if (!cfg.contains(key)) return std::nullopt;
+  const Json& v = cfg[key];
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_object() && v.contains("content") && v["content"].is_string())
+    return v["content"].get<std::string>();
+  return std::nullopt;
+}
+
+TokenizerSummary summarize_tokenizer(const std::string& dir) {
+  const auto tok = tokenizer::Tokenizer::from_file(dir + "/tokenizer.json");
+  TokenizerSummary t;
+  t.vocab_size = tok.vocab_size();
+  t.model_vocab_size = tok.model_vocab_size();
+  t.added_tokens = tok.added_tokens().size();
+  t.normalizer = tok.normalizer_name();
+  t.pre_tokenizer = tok.pre_tokenizer_name();
+  t.model = tok.model_type();
+  t.decoder = tok.decoder_name();
+  for (const auto& a : tok.added_tokens())
+    if (a.special) t.special_tokens.emplace_back(a.content, a.id);
+  const std::string cfg_path = dir + "/tokenizer_config.json";
+  if (file_exists(cfg_path)) {
+    const Json cfg = load_json_file(cfg_path);
+    if (cfg.is_object()) {
+      t.eos_token = token_string(cfg, "eos_token");
+      t.bos_token = token_string(cfg, "bos_token");
+      t.pad_token = token_string(cfg, "pad_token");
+      t.chat_template = cfg.contains("chat_template");
+    }
+  }
+  if (file_exists(dir + "/chat_template.jinja")) t.chat_template = true;
+  return t;
+}
+
+HeadSummary summarize_head(const std::string& dir) {
+  HeadSummary h;
+  h.config = load_json_file(dir + "/joint_head_config.json");
+  const auto store = formats::TensorStore::open_files({dir + "/joint_head.safetensors"});
+  const auto counts = formats::summarize_checkpoint(store);
+  h.parameters = counts.total_params;
+  h.tensors = store.tensors().size();
+  h.bytes = counts.stored_bytes;
+  h.dtypes = counts.dtype_tensors;
+  return h;
+}
+
+std::string mib(std::size_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+std::string dtype_list(const std::map<std::string, int64_t>& dtypes) {
+  std::string out;
+  for (const auto& [name, n] : dtypes) {
+    if (!out.empty()) out += ", ";
+    out += name + " ×" + std::to_string(n);
+  }
+  return out;
+}
+
+std::string quantization_text(const formats::ModelConfig& c) {
+  if (!c.quantization) return "none";
+  const auto& q = *c.quantization;
+  std::string out = "MLX " + q.mode + ", " + std::to_string(q.global.bits) + "-bit, group size " +
+                    std::to_string(q.global.group_size);
+  if (!q.overrides.empty()) out += ", " + std::to_string(q.overrides.size()) + " per-module overrides";
+  if (!q.unquantized.empty()) out += ", " + std::to_string(q.unquantized.size()) + " modules unquantized";
+  return out;
+}
+
+}  // namespace
+
+std::string layer_pattern(const formats::TextConfig& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.layer_types.size(); ++i) {
+    if (i > 0 && i % 4 == 0) out += ' ';
+    out += text.layer_types[i] == formats::LayerType::FullAttention ? 'A' : 'L';
+  }
+  return out;
+}
+
+ModelSummary summarize_model(const std::string& dir) {
+  ModelSummary s;
+  s.path = dir;
+  s.kind = detect_kind(dir);
+  s.config = formats::load_model_config(dir + "/config.json");
+  const auto store = formats::TensorStore::open_dir(dir);
+  const auto counts = formats::summarize_checkpoint(store, s.config.quantization);
+  s.dtypes = counts.dtype_tensors;
+  s.tensors = store.tensors().size();
+  s.skipped_tensors = store.skipped().size();
+  s.parameters = counts.total_params;
+  for (const auto& t : counts.tensors)
+    if (t.name.find("embed_tokens.") != std::string::npos || t.name.find("lm_head.") != std::string::npos)
+      s.embedding_parameters += t.params;
+  s.weight_bytes = counts.stored_bytes;
+  if (file_exists(dir + "/tokenizer.json")) s.tokenizer = summarize_tokenizer(dir);
+  if (s.kind == ModelKind::Decision) s.head = summarize_head(dir);
+  return s;
+}
+
+Json summary_to_json(const ModelSummary& s) {
+  const auto& c = s.config;
+  const auto& t = c.text;
+  Json j;
+  j["path"] = s.path;
+  j["kind"] = kind_name(s.kind);
+  j["architecture"] = c.architectures.empty() ? Json(nullptr) : Json(c.architectures.front());
+  j["model_type"] = c.model_type;
+  j["text_model_type"] = t.model_type;
+  j["dimensions"] = {
+      {"hidden_size", t.hidden_size},
+      {"num_hidden_layers", t.num_hidden_layers},
+      {"intermediate_size", t.intermediate_size},
+      {"vocab_size", t.vocab_size},
+      {"num_attention_heads", t.num_attention_heads},
+      {"num_key_value_heads", t.num_key_value_heads},
+      {"head_dim", t.head_dim},
+      {"rotary_dim", t.rotary_dim()},
+      {"rope_theta", t.rope_theta},
+      {"linear_num_key_heads", t.linear_num_key_heads},
+      {"linear_num_value_heads", t.linear_num_value_heads},
+      {"linear_key_head_dim", t.linear_key_head_dim},
+      {"linear_value_head_dim", t.linear_value_head_dim},
+      {"linear_conv_kernel_dim", t.linear_conv_kernel_dim},
+      {"max_position_embeddings", t.max_position_embeddings},
+      {"tie_word_embeddings", t.tie_word_embeddings},
+      {"mtp_num_hidden_layers", t.mtp_num_hidden_layers},
+  };
+  j["layer_pattern"] = layer_pattern(t);
+  j["layers"] = {{"linear_attention", t.count(formats::LayerType::LinearAttention)},
+                 {"full_attention", t.count(formats::LayerType::FullAttention)}};
+  j["dtype"] = t.dtype;
+  j["stored_dtypes"] = s.dtypes;
+  j["tensors"] = s.tensors;
+  j["skipped_tensors"] = s.skipped_tensors;
+  if (c.quantization) {
+    Json overrides = Json::object();
+    for (const auto& [path, spec] : c.quantization->overrides)
+      overrides[path] = {{"bits", spec.bits}, {"group_size", spec.group_size}};
+    j["quantization"] = {{"format", "mlx"},
+                         {"mode", c.quantization->mode},
+                         {"bits", c.quantization->global.bits},
+                         {"group_size", c.quantization->global.group_size},
+                         {"overrides", overrides},
+                         {"unquantized", c.quantization->unquantized}};
+  } else {
+    j["quantization"] = nullptr;
+  }
+  j["parameters"] = s.parameters;
+  j["embedding_parameters"] = s.embedding_parameters;
+  j["weight_bytes"] = s.weight_bytes;
+  j["memory_bytes"] = s.memory_bytes();
+  if (s.tokenizer) {
+    const auto& tk = *s.tokenizer;
+    Json special = Json::object();
+    for (const auto& [content, id] : tk.special_tokens) special[content] = id;
+    j["tokenizer"] = {{"vocab_size", tk.vocab_size},     {"model_vocab_size", tk.model_vocab_size},
+                      {"added_tokens", tk.added_tokens}, {"normalizer", tk.normalizer},
+                      {"pre_tokenizer", tk.pre_tokenizer}, {"model", tk.model},
+                      {"decoder", tk.decoder},           {"special_tokens", special},
+                      {"eos_token", tk.eos_token ? Json(*tk.eos_token) : Json(nullptr)},
+                      {"bos_token", tk.bos_token ? Json(*tk.bos_token) : Json(nullptr)},
+                      {"pad_token", tk.pad_token ? Json(*tk.pad_token) : Json(nullptr)},
+                      {"chat_template", tk.chat_template}};
+  } else {
+    j["tokenizer"] = nullptr;
+  }
+  if (s.head) {
+    j["decision_head"] = {{"config", s.head->config},     {"parameters", s.head->parameters},
+                          {"tensors", s.head->tensors},   {"bytes", s.head->bytes},
+                          {"stored_dtypes", s.head->dtypes}};
+  }
+  return j;
+}
+
+std::string summary_to_text(const ModelSummary& s) {
+  const auto& c = s.config;
+  const auto& t = c.text;
+  std::ostringstream o;
+  auto row = [&](const char* key, const std::string& value) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%-14s", key);
+    o << buf << value << "\n";
+  };
+  row("path", s.path);
+  row("kind", kind_name(s.kind));
+  row("architecture", (c.architectures.empty() ? std::string("?") : c.architectures.front()) + " (" +
+                          c.model_type + (t.model_type.empty() ? "" : " / " + t.model_type) + ")");
+  row("dimensions", "hidden " + std::to_string(t.hidden_size) + ", layers " +
+                        std::to_string(t.num_hidden_layers) + ", ffn " + std::to_string(t.intermediate_size) +
+                        ", vocab " + std::to_string(t.vocab_size) +
+                        (t.tie_word_embeddings ? ", tied embeddings" : ", untied lm_head"));
+  row("attention", std::to_string(t.num_attention_heads) + " query / " + std::to_string(t.num_key_value_heads) +
+                       " kv heads × " + std::to_string(t.head_dim) + ", rotary " + std::to_string(t.rotary_dim()) +
+                       " dims");
+  row("deltanet", std::to_string(t.linear_num_key_heads) + " key / " + std::to_string(t.linear_num_value_heads) +
+                      " value heads × " + std::to_string(t.linear_key_head_dim) + "/" +
+                      std::to_string(t.linear_value_head_dim) + ", conv kernel " +
+                      std::to_string(t.linear_conv_kernel_dim));
+  row("layers", layer_pattern(t) + "  (" + std::to_string(t.count(formats::LayerType::LinearAttention)) +
+                    " DeltaNet + " + std::to_string(t.count(formats::LayerType::FullAttention)) +
+                    " attention; L = DeltaNet, A = attention)");
+  row("dtypes", dtype_list(s.dtypes) + " (" + std::to_string(s.tensors) + " tensors, " +
+                    std::to_string(s.skipped_tensors) + " vision/MTP skipped)");
+  row("quantization", quantization_text(c));
+  row("parameters", std::to_string(s.parameters) + " (embeddings " + std::to_string(s.embedding_parameters) + ")");
+  if (s.tokenizer) {
+    const auto& tk = *s.tokenizer;
+    row("tokenizer", tk.model + ", vocab " + std::to_string(tk.vocab_size) + " (" +
+                         std::to_string(tk.model_vocab_size) + " + " + std::to_string(tk.added_tokens) +
+                         " added), normalizer " + tk.normalizer + ", pre-tokenizer " + tk.pre_tokenizer);
+    std::string special;
+    for (const auto& [content, id] : tk.special_tokens) {
+      if (!special.empty()) special += " ";
+      special += content + "=" + std::to_string(id);
+    }
+    row("special", special.empty() ? "none" : special);
+    if (tk.eos_token) row("eos", *tk.eos_token);
+  } else {
+    row("tokenizer", "none (no tokenizer.json)");
+  }
+  if (s.head) {
+    row("decision head", s.head->config.dump() + ", " + std::to_string(s.head->parameters) + " parameters, " +
+                             dtype_list(s.head->dtypes));
+  }
+  row("memory", mib(s.memory_bytes()) + " once loaded (weights memory-mapped as stored" +
+                    std::string(s.head ? ", head included" : "") + ")");
+  return o.str();
+}
+
+}  // namespace verdict::cli
