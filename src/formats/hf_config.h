@@ -1,6 +1,15 @@
 // config.json of a Hugging Face checkpoint: the Qwen3.5 text settings, read from `text_config` when
 // present (Qwen3_5ForConditionalGeneration) or from the root (Qwen3_5ForCausalLM), and the MLX
 // `quantization` block. Every missing or absurd dimension is refused with a message naming the key.
+//
+// Rules beyond the plain keys: `rope_parameters` first, then the older top-level `rope_theta` /
+// `partial_rotary_factor` and `rope_scaling` (M-RoPE sections); rope types other than "default" /
+// "mrope" (YaRN, linear, dynamic scaling) are refused. `layer_types` is authoritative, else layer i is
+// full attention iff (i + 1) % full_attention_interval == 0. `tie_word_embeddings` comes from the text
+// config, else the root (default false); a nested config whose root value disagrees is refused. The
+// MLX block is `quantization`, else `quantization_config`; only mode "affine" is accepted, and a block
+// with `quant_method` (GPTQ, AWQ, FP8, ...) is refused. Wrong JSON types are verdict::Errors naming the
+// key, never JSON library exceptions.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -72,5 +81,6 @@ struct GenerationConfig {
   std::optional<bool> do_sample;
 };
 GenerationConfig parse_generation_config(std::string_view json_text, const std::string& what);
+GenerationConfig load_generation_config(const std::string& path);
 
 }  // namespace verdict::formats

@@ -33,7 +33,13 @@ struct QuantizationConfig {
   // The spec for `module` (the tensor name without ".weight"/".scales"/".biases"); per-path entry
   // first, then the global one.
   QuantSpec spec_for(const std::string& module) const;
+  // True when the config lists `module` as unquantized (`"<module>": false`).
+  bool is_unquantized(const std::string& module) const;
 };
+
+// The module path of a quantized tensor name: "X.weight" / "X.scales" / "X.biases" -> "X"
+// (other names are returned unchanged).
+std::string quantized_module_name(const std::string& tensor_name);
 
 // A quantized matrix: views of the three tensors plus its logical shape.
 struct QuantizedTensor {

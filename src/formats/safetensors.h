@@ -3,8 +3,12 @@
 // data section) plus an optional "__metadata__" object of strings.
 //
 // Parsing is strict: every malformed header is rejected with a verdict::Error naming the file and the
-// problem (truncated file, header length past the end, header over 100 MiB, unknown dtype,
-// shape × dtype size ≠ byte size, offsets past the data or overlapping, non-JSON header, ...).
+// problem (truncated file, header length past the end, header over 100 MB, unknown dtype,
+// shape × dtype size ≠ byte size, offsets past the data or overlapping, non-JSON header, a key given
+// twice, ...). Gaps between tensors and trailing bytes after the last one are allowed.
+//
+// Tensor data sits at arbitrary byte offsets and may be misaligned for its dtype: read it with memcpy
+// (as formats/convert.h does), never through a reinterpret_cast'ed typed pointer.
 #pragma once
 #include <cstdint>
 #include <map>

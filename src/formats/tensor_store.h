@@ -1,8 +1,9 @@
 // TensorStore: every tensor of a checkpoint directory, by name, whether the weights are one
 // `model.safetensors` or shards listed in `model.safetensors.index.json`. Memory-mapped, zero-copy.
 //
-// Tensors under `model.visual.*` / `vision_tower.*` (vision tower) and `mtp.*` (multi-token
-// prediction head) are skipped unless the options ask for them.
+// Tensors under `model.visual.*`, `visual.*`, `vision_tower.*`, `model.vision_tower.*` (vision tower) and
+// `mtp.*`, `model.mtp.*`, `language_model.mtp.*` (multi-token prediction head) are skipped unless the
+// options ask for them.
 #pragma once
 #include <map>
 #include <memory>
@@ -21,8 +22,10 @@ struct TensorStoreOptions {
 class TensorStore {
  public:
   // Opens `dir`: `model.safetensors.index.json` if present (every shard it names must exist and hold
-  // exactly the tensors the index assigns to it), else every `*.safetensors` file in the folder
-  // except the Clef head (`joint_head.safetensors`). Throws verdict::Error naming file and problem.
+  // exactly the tensors the index assigns to it: a listed tensor missing from its shard, or a shard
+  // tensor the index does not assign to that shard, is an error), else `model.safetensors`, else every
+  // `*.safetensors` file in the folder except the Clef head (`joint_head.safetensors`). A tensor name
+  // found in two files is an error. Throws verdict::Error naming file and problem.
   static TensorStore open_dir(const std::string& dir, const TensorStoreOptions& options = {});
   // Opens explicit files (e.g. `joint_head.safetensors`).
   static TensorStore open_files(const std::vector<std::string>& files,
@@ -47,6 +50,8 @@ class TensorStore {
   std::vector<std::unique_ptr<SafetensorsFile>> files_;
   std::map<std::string, TensorView> tensors_;
   std::vector<std::string> skipped_;
+  std::map<std::string, std::string> skipped_files_;  // skipped name -> its file (duplicate checks)
+  std::string origin_;  // the directory (or file list) the store was opened from, for messages
   void add_file(std::unique_ptr<SafetensorsFile> file, const TensorStoreOptions& options);
 };
 
