@@ -1,5 +1,6 @@
 #include "cli/args.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "core/error.h"
@@ -64,6 +65,24 @@ std::optional<long long> Args::integer(std::string_view name, long long min, lon
     throw UsageError("option --" + std::string(name) + " needs an integer in [" + std::to_string(min) +
                      ", " + std::to_string(max) + "], got '" + *v + "'");
   return out;
+}
+
+std::vector<int32_t> Args::token_ids(std::string_view name) {
+  const std::string text = required(name);
+  std::vector<int32_t> ids;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string_view item(text.data() + pos, comma - pos);
+    int32_t id = -1;
+    auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), id);
+    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || id < 0)
+      throw UsageError("--" + std::string(name) + ": '" + std::string(item) +
+                       "' is not a token id (expected a comma-separated list like 1,2,3)");
+    ids.push_back(id);
+    pos = comma + 1;
+  }
+  return ids;
 }
 
 std::vector<std::string> Args::positionals() {

@@ -1,6 +1,7 @@
 // A small command-line parser for the subcommands: `--flag VALUE`, `--flag=VALUE`, boolean `--flag`,
 // repeatable flags and positionals. Unknown flags are usage errors (exit code 2).
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
@@ -23,6 +24,8 @@ class Args {
   bool flag(std::string_view name);
   // Integer value with range check; usage error when malformed.
   std::optional<long long> integer(std::string_view name, long long min, long long max);
+  // A required comma-separated list of token ids ("1,2,3"); usage error when malformed.
+  std::vector<int32_t> token_ids(std::string_view name);
   // The positional arguments (everything not consumed by the calls above). Call after the flags.
   std::vector<std::string> positionals();
   // Throws UsageError if any `--flag` was not consumed.

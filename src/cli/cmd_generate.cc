@@ -1,7 +1,6 @@
 // verdict generate: greedy decoding with the Qwen3.5 backbone, printed as {"ids": [...]}.
 // Exactly --max-tokens ids unless --stop-at-eos (the goldens' greedy runs never stop early).
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -17,24 +16,6 @@
 namespace verdict::cli {
 namespace {
 
-// "1,2,3" → ids (non-negative integers; range against the vocabulary is checked by the backbone).
-std::vector<int32_t> parse_token_list(const std::string& text) {
-  std::vector<int32_t> ids;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', pos), text.size());
-    const std::string item = text.substr(pos, comma - pos);
-    char* end = nullptr;
-    errno = 0;
-    const long long v = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || end != item.c_str() + item.size() || errno != 0 || v < 0 || v > INT32_MAX)
-      throw UsageError("--tokens: '" + item + "' is not a token id (expected a comma-separated list like 1,2,3)");
-    ids.push_back(static_cast<int32_t>(v));
-    pos = comma + 1;
-  }
-  return ids;
-}
-
 // The first index of the largest logit.
 int32_t argmax(std::span<const float> logits) {
   std::size_t best = 0;
@@ -47,7 +28,7 @@ int32_t argmax(std::span<const float> logits) {
 
 int run_generate(Args& args) {
   const std::string model_dir = args.required("model");
-  const std::vector<int32_t> prompt = parse_token_list(args.required("tokens"));
+  const std::vector<int32_t> prompt = args.token_ids("tokens");
   const auto max_tokens_arg = args.integer("max-tokens", 0, int64_t{1} << 24);
   if (!max_tokens_arg) throw UsageError("missing required option --max-tokens");
   const auto max_tokens = static_cast<int64_t>(*max_tokens_arg);

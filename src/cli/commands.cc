@@ -25,6 +25,31 @@ const std::vector<Command>& commands() {
        "  --no-special     treat special-token text as plain text\n"
        "  --skip-special   with --decode: drop special tokens from the text\n",
        run_tokenize},
+      {"forward", "one prefill of the backbone: final-norm hidden rows and logits as JSON",
+       "usage: verdict forward --model DIR --tokens 1,2,3 [--all-rows] [--chunk N] [--threads N]\n\n"
+       "Runs the Qwen3.5 backbone of DIR over the token ids (fp32 activations; F32, BF16 or MLX weights)\n"
+       "and prints {\"hidden\": [[...], ...], \"logits\": [...]}: the final-norm hidden row of the last\n"
+       "position (every position with --all-rows) and the logits of the last position.\n\n"
+       "options:\n"
+       "  --model DIR     checkpoint folder\n"
+       "  --tokens LIST   comma-separated token ids\n"
+       "  --all-rows      print the hidden rows of every position\n"
+       "  --chunk N       prefill chunk size in tokens (default 512; the result does not depend on it)\n"
+       "  --threads N     worker threads (default: all cores; env VERDICT_THREADS)\n",
+       run_forward},
+      {"generate", "greedy decoding from token ids",
+       "usage: verdict generate --model DIR --tokens 1,2,3 --max-tokens N [--stop-at-eos] [--chunk N]\n"
+       "                        [--threads N]\n\n"
+       "Prefills the prompt ids, then decodes greedily (argmax, first maximum on ties) one token at a\n"
+       "time from the sequence state, and prints {\"ids\": [...]} (the generated ids only).\n\n"
+       "options:\n"
+       "  --model DIR       checkpoint folder\n"
+       "  --tokens LIST     comma-separated prompt token ids\n"
+       "  --max-tokens N    ids to generate (exactly N unless --stop-at-eos)\n"
+       "  --stop-at-eos     stop after a stop id of generation_config.json (else config.json)\n"
+       "  --chunk N         prefill chunk size (default 512)\n"
+       "  --threads N       worker threads (default: all cores; env VERDICT_THREADS)\n",
+       run_generate},
   };
   return kCommands;
 }

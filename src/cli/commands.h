@@ -21,5 +21,7 @@ const std::vector<Command>& commands();
 
 int run_info(Args& args);
 int run_tokenize(Args& args);
+int run_forward(Args& args);
+int run_generate(Args& args);
 
 }  // namespace verdict::cli

@@ -1,0 +1,215 @@
+// AVX2 + FMA kernels (compiled with -mavx2 -mfma -mf16c).
+// Only ops.h, kernel_table.h and intrinsics here: see kernel_table.h.
+#include <immintrin.h>
+
+#include "kernels/cpu/kernel_table.h"
+
+namespace verdict::kernels::cpu {
+namespace {
+
+constexpr int64_t kLanes = 8;
+
+inline __m256i lane_mask(int64_t remaining) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(remaining)),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// Fixed-order horizontal sum.
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+inline __m256 bf16x8(__m128i bits) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
+}
+
+struct F32Panel {
+  const float* row[kPanelRows];
+  __m256 load(int r, int64_t c) const { return _mm256_loadu_ps(row[r] + c); }
+  __m256 tail(int r, int64_t c, __m256i m, int64_t) const { return _mm256_maskload_ps(row[r] + c, m); }
+};
+
+struct Bf16Panel {
+  const uint16_t* row[kPanelRows];
+  __m256 load(int r, int64_t c) const {
+    return bf16x8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row[r] + c)));
+  }
+  __m256 tail(int r, int64_t c, __m256i, int64_t remaining) const {
+    uint16_t buf[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int64_t i = 0; i < remaining; ++i) buf[i] = row[r][c + i];
+    return bf16x8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(buf)));
+  }
+};
+
+// RB weight rows × TB tokens; per (row, token) the same operation sequence for any blocking.
+template <int RB, int TB, typename Panel>
+inline void tile(const Panel& p, const float* x, int64_t cols, float* y, int64_t y_stride) {
+  __m256 acc[RB][TB];
+#pragma GCC unroll 4
+  for (int r = 0; r < RB; ++r)
+#pragma GCC unroll 4
+    for (int t = 0; t < TB; ++t) acc[r][t] = _mm256_setzero_ps();
+  int64_t c = 0;
+  for (; c + kLanes <= cols; c += kLanes) {
+    __m256 wv[RB];
+#pragma GCC unroll 4
+    for (int r = 0; r < RB; ++r) wv[r] = p.load(r, c);
+#pragma GCC unroll 4
+    for (int t = 0; t < TB; ++t) {
+      const __m256 xv = _mm256_loadu_ps(x + t * cols + c);
+#pragma GCC unroll 4
+      for (int r = 0; r < RB; ++r) acc[r][t] = _mm256_fmadd_ps(wv[r], xv, acc[r][t]);
+    }
+  }
+  if (c < cols) {
+    const __m256i m = lane_mask(cols - c);
+    __m256 wv[RB];
+#pragma GCC unroll 4
+    for (int r = 0; r < RB; ++r) wv[r] = p.tail(r, c, m, cols - c);
+#pragma GCC unroll 4
+    for (int t = 0; t < TB; ++t) {
+      const __m256 xv = _mm256_maskload_ps(x + t * cols + c, m);
+#pragma GCC unroll 4
+      for (int r = 0; r < RB; ++r) acc[r][t] = _mm256_fmadd_ps(wv[r], xv, acc[r][t]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < RB; ++r)
+#pragma GCC unroll 4
+    for (int t = 0; t < TB; ++t) y[t * y_stride + r] = hsum(acc[r][t]);
+}
+
+template <int RB, typename Panel>
+inline void all_tokens(const Panel& p, const WeightMatrix& w, const float* x, int64_t t0,
+                       int64_t t1, int64_t r, float* y) {
+  int64_t t = t0;
+  for (; t + 2 <= t1; t += 2) tile<RB, 2>(p, x + t * w.cols, w.cols, y + t * w.rows + r, w.rows);
+  for (; t < t1; ++t) tile<RB, 1>(p, x + t * w.cols, w.cols, y + t * w.rows + r, w.rows);
+}
+
+void dequantize_mlx_row(const WeightMatrix& w, int64_t r, float* out) {
+  if ((w.bits != 4 && w.bits != 8) || w.group_size % kLanes != 0) {
+    mlx_dequantize_row_generic(w, r, out);
+    return;
+  }
+  const auto* bytes = reinterpret_cast<const uint8_t*>(w.packed + r * w.packed_row_words());
+  const float* scales = w.scales + r * w.groups_per_row();
+  const float* biases = w.biases + r * w.groups_per_row();
+  const __m256i nibble_shift = _mm256_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4);
+  const __m256i low4 = _mm256_set1_epi32(0xF);
+  for (int64_t g = 0; g < w.groups_per_row(); ++g) {
+    const __m256 s = _mm256_set1_ps(scales[g]);
+    const __m256 b = _mm256_set1_ps(biases[g]);
+    for (int64_t c = g * w.group_size; c < (g + 1) * w.group_size; c += kLanes) {
+      __m256i q;
+      if (w.bits == 8) {
+        q = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes + c)));
+      } else {
+        int32_t four = 0;
+        __builtin_memcpy(&four, bytes + c / 2, sizeof four);
+        const __m128i packed = _mm_cvtsi32_si128(four);
+        q = _mm256_cvtepu8_epi32(_mm_unpacklo_epi8(packed, packed));
+        q = _mm256_and_si256(_mm256_srlv_epi32(q, nibble_shift), low4);
+      }
+      // One fp32 multiply, then one fp32 add (no FMA): bit-exact with the reference.
+      const __m256 scaled = _mm256_mul_ps(s, _mm256_cvtepi32_ps(q));
+      _mm256_storeu_ps(out + c, _mm256_add_ps(scaled, b));
+    }
+  }
+}
+
+void matmul_tile_avx2(const WeightMatrix& w, const float* x, int64_t t0, int64_t t1, int64_t r0,
+                      int64_t r1, float* y, float* scratch) {
+  int64_t r = r0;
+  if (w.type == WeightType::BF16) {
+    for (; r + kPanelRows <= r1; r += kPanelRows) {
+      const Bf16Panel p{{w.bf16 + r * w.cols, w.bf16 + (r + 1) * w.cols, w.bf16 + (r + 2) * w.cols,
+                         w.bf16 + (r + 3) * w.cols}};
+      all_tokens<4>(p, w, x, t0, t1, r, y);
+    }
+    for (; r < r1; ++r) all_tokens<1>(Bf16Panel{{w.bf16 + r * w.cols}}, w, x, t0, t1, r, y);
+    return;
+  }
+  auto row_ptr = [&](int64_t row, int slot) -> const float* {
+    if (w.type == WeightType::F32) return w.f32 + row * w.cols;
+    float* dst = scratch + slot * w.cols;
+    dequantize_mlx_row(w, row, dst);
+    return dst;
+  };
+  for (; r + kPanelRows <= r1; r += kPanelRows) {
+    const F32Panel p{{row_ptr(r, 0), row_ptr(r + 1, 1), row_ptr(r + 2, 2), row_ptr(r + 3, 3)}};
+    all_tokens<4>(p, w, x, t0, t1, r, y);
+  }
+  for (; r < r1; ++r) all_tokens<1>(F32Panel{{row_ptr(r, 0)}}, w, x, t0, t1, r, y);
+}
+
+void dequantize_row_avx2(const WeightMatrix& w, int64_t r, float* out) {
+  if (w.type == WeightType::MlxAffine) {
+    dequantize_mlx_row(w, r, out);
+    return;
+  }
+  int64_t c = 0;
+  if (w.type == WeightType::F32) {
+    for (; c + kLanes <= w.cols; c += kLanes) _mm256_storeu_ps(out + c, _mm256_loadu_ps(w.f32 + r * w.cols + c));
+    for (; c < w.cols; ++c) out[c] = w.f32[r * w.cols + c];
+    return;
+  }
+  const uint16_t* src = w.bf16 + r * w.cols;
+  for (; c + kLanes <= w.cols; c += kLanes)
+    _mm256_storeu_ps(out + c, bf16x8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + c))));
+  for (; c < w.cols; ++c) {
+    const uint32_t bits = static_cast<uint32_t>(src[c]) << 16;
+    __builtin_memcpy(out + c, &bits, sizeof bits);
+  }
+}
+
+float dot_avx2(const float* a, const float* b, int64_t n) {
+  __m256 acc0 = _mm256_setzero_ps();
+  __m256 acc1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + kLanes), _mm256_loadu_ps(b + i + kLanes), acc1);
+  }
+  for (; i + kLanes <= n; i += kLanes)
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+  if (i < n) {
+    const __m256i m = lane_mask(n - i);
+    acc1 = _mm256_fmadd_ps(_mm256_maskload_ps(a + i, m), _mm256_maskload_ps(b + i, m), acc1);
+  }
+  return hsum(_mm256_add_ps(acc0, acc1));
+}
+
+void axpy_avx2(int64_t n, float a, const float* x, float* y) {
+  const __m256 av = _mm256_set1_ps(a);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(av, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+  if (i < n) {
+    const __m256i m = lane_mask(n - i);
+    const __m256 v = _mm256_fmadd_ps(av, _mm256_maskload_ps(x + i, m), _mm256_maskload_ps(y + i, m));
+    _mm256_maskstore_ps(y + i, m, v);
+  }
+}
+
+void scale_avx2(int64_t n, float a, float* x) {
+  const __m256 av = _mm256_set1_ps(a);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) _mm256_storeu_ps(x + i, _mm256_mul_ps(av, _mm256_loadu_ps(x + i)));
+  if (i < n) {
+    const __m256i m = lane_mask(n - i);
+    _mm256_maskstore_ps(x + i, m, _mm256_mul_ps(av, _mm256_maskload_ps(x + i, m)));
+  }
+}
+
+}  // namespace
+
+const KernelTable& avx2_table() {
+  static const KernelTable table{matmul_tile_avx2, dequantize_row_avx2, dot_avx2, axpy_avx2, scale_avx2};
+  return table;
+}
+
+}  // namespace verdict::kernels::cpu

@@ -1,0 +1,208 @@
+// AVX-512 kernels (compiled with -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma).
+// Only ops.h, kernel_table.h and intrinsics here: see kernel_table.h.
+#include <immintrin.h>
+
+#include "kernels/cpu/kernel_table.h"
+
+namespace verdict::kernels::cpu {
+namespace {
+
+constexpr int64_t kLanes = 16;
+
+inline __mmask16 tail_mask(int64_t remaining) {
+  return static_cast<__mmask16>((1u << remaining) - 1u);
+}
+
+inline __m512 bf16x16(__m256i bits) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+}
+
+struct F32Panel {
+  const float* row[kPanelRows];
+  __m512 load(int r, int64_t c) const { return _mm512_loadu_ps(row[r] + c); }
+  __m512 tail(int r, int64_t c, __mmask16 m) const { return _mm512_maskz_loadu_ps(m, row[r] + c); }
+};
+
+struct Bf16Panel {
+  const uint16_t* row[kPanelRows];
+  __m512 load(int r, int64_t c) const {
+    return bf16x16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row[r] + c)));
+  }
+  __m512 tail(int r, int64_t c, __mmask16 m) const {
+    return bf16x16(_mm256_maskz_loadu_epi16(m, row[r] + c));
+  }
+};
+
+// RB weight rows × TB tokens. Each (row, token) dot product runs the same sequence of lane-wise
+// FMAs and the same final reduction whatever RB and TB are: results never depend on the blocking.
+template <int RB, int TB, typename Panel>
+inline void tile(const Panel& p, const float* x, int64_t cols, float* y, int64_t y_stride) {
+  __m512 acc[RB][TB];
+#pragma GCC unroll 4
+  for (int r = 0; r < RB; ++r)
+#pragma GCC unroll 4
+    for (int t = 0; t < TB; ++t) acc[r][t] = _mm512_setzero_ps();
+  int64_t c = 0;
+  for (; c + kLanes <= cols; c += kLanes) {
+    __m512 wv[RB];
+#pragma GCC unroll 4
+    for (int r = 0; r < RB; ++r) wv[r] = p.load(r, c);
+#pragma GCC unroll 4
+    for (int t = 0; t < TB; ++t) {
+      const __m512 xv = _mm512_loadu_ps(x + t * cols + c);
+#pragma GCC unroll 4
+      for (int r = 0; r < RB; ++r) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
+    }
+  }
+  if (c < cols) {
+    const __mmask16 m = tail_mask(cols - c);
+    __m512 wv[RB];
+#pragma GCC unroll 4
+    for (int r = 0; r < RB; ++r) wv[r] = p.tail(r, c, m);
+#pragma GCC unroll 4
+    for (int t = 0; t < TB; ++t) {
+      const __m512 xv = _mm512_maskz_loadu_ps(m, x + t * cols + c);
+#pragma GCC unroll 4
+      for (int r = 0; r < RB; ++r) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < RB; ++r)
+#pragma GCC unroll 4
+    for (int t = 0; t < TB; ++t) y[t * y_stride + r] = _mm512_reduce_add_ps(acc[r][t]);
+}
+
+template <int RB, typename Panel>
+inline void all_tokens(const Panel& p, const WeightMatrix& w, const float* x, int64_t t0,
+                       int64_t t1, int64_t r, float* y) {
+  int64_t t = t0;
+  for (; t + 4 <= t1; t += 4) tile<RB, 4>(p, x + t * w.cols, w.cols, y + t * w.rows + r, w.rows);
+  for (; t < t1; ++t) tile<RB, 1>(p, x + t * w.cols, w.cols, y + t * w.rows + r, w.rows);
+}
+
+void dequantize_mlx_row(const WeightMatrix& w, int64_t r, float* out) {
+  if ((w.bits != 4 && w.bits != 8) || w.group_size % kLanes != 0) {
+    mlx_dequantize_row_generic(w, r, out);
+    return;
+  }
+  const auto* bytes = reinterpret_cast<const uint8_t*>(w.packed + r * w.packed_row_words());
+  const float* scales = w.scales + r * w.groups_per_row();
+  const float* biases = w.biases + r * w.groups_per_row();
+  const __m512i nibble_shift = _mm512_set_epi32(4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0);
+  const __m512i low4 = _mm512_set1_epi32(0xF);
+  for (int64_t g = 0; g < w.groups_per_row(); ++g) {
+    const __m512 s = _mm512_set1_ps(scales[g]);
+    const __m512 b = _mm512_set1_ps(biases[g]);
+    for (int64_t c = g * w.group_size; c < (g + 1) * w.group_size; c += kLanes) {
+      __m512i q;
+      if (w.bits == 8) {
+        q = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + c)));
+      } else {
+        const __m128i packed = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes + c / 2));
+        q = _mm512_cvtepu8_epi32(_mm_unpacklo_epi8(packed, packed));
+        q = _mm512_and_si512(_mm512_srlv_epi32(q, nibble_shift), low4);
+      }
+      // One fp32 multiply, then one fp32 add (no FMA): bit-exact with the reference.
+      const __m512 scaled = _mm512_mul_ps(s, _mm512_cvtepi32_ps(q));
+      _mm512_storeu_ps(out + c, _mm512_add_ps(scaled, b));
+    }
+  }
+}
+
+void matmul_tile_avx512(const WeightMatrix& w, const float* x, int64_t t0, int64_t t1, int64_t r0,
+                        int64_t r1, float* y, float* scratch) {
+  int64_t r = r0;
+  if (w.type == WeightType::BF16) {
+    for (; r + kPanelRows <= r1; r += kPanelRows) {
+      const Bf16Panel p{{w.bf16 + r * w.cols, w.bf16 + (r + 1) * w.cols, w.bf16 + (r + 2) * w.cols,
+                         w.bf16 + (r + 3) * w.cols}};
+      all_tokens<4>(p, w, x, t0, t1, r, y);
+    }
+    for (; r < r1; ++r) all_tokens<1>(Bf16Panel{{w.bf16 + r * w.cols}}, w, x, t0, t1, r, y);
+    return;
+  }
+  // F32 rows are read in place; MLX rows are dequantized into the scratch panel first.
+  auto row_ptr = [&](int64_t row, int slot) -> const float* {
+    if (w.type == WeightType::F32) return w.f32 + row * w.cols;
+    float* dst = scratch + slot * w.cols;
+    dequantize_mlx_row(w, row, dst);
+    return dst;
+  };
+  for (; r + kPanelRows <= r1; r += kPanelRows) {
+    const F32Panel p{{row_ptr(r, 0), row_ptr(r + 1, 1), row_ptr(r + 2, 2), row_ptr(r + 3, 3)}};
+    all_tokens<4>(p, w, x, t0, t1, r, y);
+  }
+  for (; r < r1; ++r) all_tokens<1>(F32Panel{{row_ptr(r, 0)}}, w, x, t0, t1, r, y);
+}
+
+void dequantize_row_avx512(const WeightMatrix& w, int64_t r, float* out) {
+  if (w.type == WeightType::MlxAffine) {
+    dequantize_mlx_row(w, r, out);
+    return;
+  }
+  int64_t c = 0;
+  for (; c + kLanes <= w.cols; c += kLanes) {
+    const __m512 v = w.type == WeightType::F32
+                         ? _mm512_loadu_ps(w.f32 + r * w.cols + c)
+                         : bf16x16(_mm256_loadu_si256(
+                               reinterpret_cast<const __m256i*>(w.bf16 + r * w.cols + c)));
+    _mm512_storeu_ps(out + c, v);
+  }
+  if (c < w.cols) {
+    const __mmask16 m = tail_mask(w.cols - c);
+    const __m512 v = w.type == WeightType::F32
+                         ? _mm512_maskz_loadu_ps(m, w.f32 + r * w.cols + c)
+                         : bf16x16(_mm256_maskz_loadu_epi16(m, w.bf16 + r * w.cols + c));
+    _mm512_mask_storeu_ps(out + c, m, v);
+  }
+}
+
+float dot_avx512(const float* a, const float* b, int64_t n) {
+  __m512 acc0 = _mm512_setzero_ps();
+  __m512 acc1 = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+    acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), acc0);
+    acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + kLanes), _mm512_loadu_ps(b + i + kLanes), acc1);
+  }
+  for (; i + kLanes <= n; i += kLanes)
+    acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), acc0);
+  if (i < n) {
+    const __mmask16 m = tail_mask(n - i);
+    acc1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), acc1);
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+}
+
+void axpy_avx512(int64_t n, float a, const float* x, float* y) {
+  const __m512 av = _mm512_set1_ps(a);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    _mm512_storeu_ps(y + i, _mm512_fmadd_ps(av, _mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
+  if (i < n) {
+    const __mmask16 m = tail_mask(n - i);
+    const __m512 v =
+        _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(m, x + i), _mm512_maskz_loadu_ps(m, y + i));
+    _mm512_mask_storeu_ps(y + i, m, v);
+  }
+}
+
+void scale_avx512(int64_t n, float a, float* x) {
+  const __m512 av = _mm512_set1_ps(a);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) _mm512_storeu_ps(x + i, _mm512_mul_ps(av, _mm512_loadu_ps(x + i)));
+  if (i < n) {
+    const __mmask16 m = tail_mask(n - i);
+    _mm512_mask_storeu_ps(x + i, m, _mm512_mul_ps(av, _mm512_maskz_loadu_ps(m, x + i)));
+  }
+}
+
+}  // namespace
+
+const KernelTable& avx512_table() {
+  static const KernelTable table{matmul_tile_avx512, dequantize_row_avx512, dot_avx512, axpy_avx512,
+                                 scale_avx512};
+  return table;
+}
+
+}  // namespace verdict::kernels::cpu

@@ -1,0 +1,171 @@
+// ops.h entry points: ISA selection and the threaded matrix product.
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "kernels/cpu/kernel_table.h"
+#include "kernels/isa.h"
+#include "kernels/ops.h"
+#include "kernels/thread_pool.h"
+
+namespace verdict::kernels {
+namespace {
+
+bool cpu_has_avx2() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+bool cpu_has_avx512() {
+  __builtin_cpu_init();
+  return cpu_has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+}
+
+Isa isa_from_env() {
+  const char* env = std::getenv("VERDICT_ISA");
+  if (env == nullptr || *env == '\0') return best_isa();
+  const std::string v = env;
+  Isa isa;
+  if (v == "scalar") {
+    isa = Isa::Scalar;
+  } else if (v == "avx2") {
+    isa = Isa::Avx2;
+  } else if (v == "avx512") {
+    isa = Isa::Avx512;
+  } else {
+    throw Error("VERDICT_ISA must be scalar, avx2 or avx512, got '" + v + "'");
+  }
+  if (!isa_supported(isa)) throw Error("VERDICT_ISA=" + v + " is not supported by this CPU");
+  return isa;
+}
+
+std::once_flag g_isa_once;
+std::atomic<int> g_isa{static_cast<int>(Isa::Scalar)};
+
+const cpu::KernelTable& table_for(Isa isa) {
+  switch (isa) {
+    case Isa::Avx512:
+      return cpu::avx512_table();
+    case Isa::Avx2:
+      return cpu::avx2_table();
+    case Isa::Scalar:
+      break;
+  }
+  return cpu::generic_table();
+}
+
+const cpu::KernelTable& active_table() { return table_for(active_isa()); }
+
+float* panel_scratch(int64_t floats) {
+  thread_local std::vector<float> scratch;
+  if (static_cast<int64_t>(scratch.size()) < floats) scratch.resize(static_cast<std::size_t>(floats));
+  return scratch.data();
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+std::string_view isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::Scalar:
+      return "scalar";
+    case Isa::Avx2:
+      return "avx2";
+    case Isa::Avx512:
+      return "avx512";
+  }
+  return "?";
+}
+
+bool isa_supported(Isa isa) {
+  switch (isa) {
+    case Isa::Scalar:
+      return true;
+    case Isa::Avx2:
+      return cpu_has_avx2();
+    case Isa::Avx512:
+      return cpu_has_avx512();
+  }
+  return false;
+}
+
+Isa best_isa() {
+  if (isa_supported(Isa::Avx512)) return Isa::Avx512;
+  if (isa_supported(Isa::Avx2)) return Isa::Avx2;
+  return Isa::Scalar;
+}
+
+Isa active_isa() {
+  std::call_once(g_isa_once, [] { g_isa.store(static_cast<int>(isa_from_env())); });
+  return static_cast<Isa>(g_isa.load(std::memory_order_relaxed));
+}
+
+void set_active_isa(Isa isa) {
+  if (!isa_supported(isa))
+    throw Error("instruction set " + std::string(isa_name(isa)) + " is not supported by this CPU");
+  std::call_once(g_isa_once, [] {});
+  g_isa.store(static_cast<int>(isa));
+}
+
+void check_weight(const WeightMatrix& w, const char* what) {
+  const std::string name = what;
+  if (w.rows < 0 || w.cols < 0) throw Error(name + ": negative matrix shape");
+  switch (w.type) {
+    case WeightType::F32:
+      if (w.f32 == nullptr) throw Error(name + ": missing F32 data");
+      return;
+    case WeightType::BF16:
+      if (w.bf16 == nullptr) throw Error(name + ": missing BF16 data");
+      return;
+    case WeightType::MlxAffine:
+      if (w.bits != 2 && w.bits != 3 && w.bits != 4 && w.bits != 5 && w.bits != 6 && w.bits != 8)
+        throw Error(name + ": unsupported quantization width " + std::to_string(w.bits) + " bits");
+      if (w.group_size <= 0 || w.cols % w.group_size != 0)
+        throw Error(name + ": " + std::to_string(w.cols) + " columns are not a multiple of group size " +
+                    std::to_string(w.group_size));
+      if ((w.cols * w.bits) % 32 != 0)
+        throw Error(name + ": " + std::to_string(w.cols) + " columns of " + std::to_string(w.bits) +
+                    " bits do not fill whole 32-bit words");
+      if (w.packed == nullptr || w.scales == nullptr || w.biases == nullptr)
+        throw Error(name + ": missing quantized data, scales or biases");
+      return;
+  }
+}
+
+void matmul(const WeightMatrix& w, const float* x, int64_t n, float* y) {
+  if (n <= 0 || w.rows <= 0) return;
+  const cpu::KernelTable& k = active_table();
+  const int64_t scratch_floats = w.type == WeightType::F32 ? 0 : cpu::kPanelRows * w.cols;
+  const double work = static_cast<double>(n) * static_cast<double>(w.rows) * static_cast<double>(w.cols);
+  const int threads = num_threads();
+  if (threads == 1 || work < kMinParallelWork) {
+    k.matmul_tile(w, x, 0, n, 0, w.rows, y, panel_scratch(scratch_floats));
+    return;
+  }
+  // Tasks: token blocks (weights stay in cache across a block) × chunks of output rows.
+  constexpr int64_t kTokenBlock = 64;
+  const int64_t token_blocks = ceil_div(n, kTokenBlock);
+  const int64_t wanted_chunks = std::max<int64_t>(1, ceil_div(4 * threads, token_blocks));
+  const int64_t chunk_rows =
+      ceil_div(ceil_div(w.rows, wanted_chunks), cpu::kPanelRows) * cpu::kPanelRows;
+  const int64_t row_chunks = ceil_div(w.rows, chunk_rows);
+  default_pool().run(token_blocks * row_chunks, [&](int64_t task) {
+    const int64_t t0 = (task / row_chunks) * kTokenBlock;
+    const int64_t r0 = (task % row_chunks) * chunk_rows;
+    k.matmul_tile(w, x, t0, std::min(n, t0 + kTokenBlock), r0, std::min(w.rows, r0 + chunk_rows), y,
+                  panel_scratch(scratch_floats));
+  });
+}
+
+void dequantize_row(const WeightMatrix& w, int64_t r, float* out) { active_table().dequantize_row(w, r, out); }
+float dot(const float* a, const float* b, int64_t n) { return active_table().dot(a, b, n); }
+void axpy(int64_t n, float a, const float* x, float* y) { active_table().axpy(n, a, x, y); }
+void scale(int64_t n, float a, float* x) { active_table().scale(n, a, x); }
+
+}  // namespace verdict::kernels

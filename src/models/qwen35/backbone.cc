@@ -1,0 +1,154 @@
+#include "models/qwen35/backbone.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "core/error.h"
+#include "formats/hf_config.h"
+#include "kernels/ops.h"
+#include "kernels/thread_pool.h"
+#include "models/qwen35/batch.h"
+#include "models/qwen35/gated_attention.h"
+#include "models/qwen35/gated_deltanet.h"
+#include "models/qwen35/mlp.h"
+#include "models/qwen35/norms.h"
+
+namespace verdict::models::qwen35 {
+namespace {
+
+void add_rows(float* x, const float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] += y[i];
+}
+
+}  // namespace
+
+std::span<const float> ForwardOutput::hidden_row(std::size_t seq, int64_t i) const {
+  return {hidden.data() + (hidden_offset.at(seq) + i) * hidden_size, static_cast<std::size_t>(hidden_size)};
+}
+
+std::span<const float> ForwardOutput::logits_row(std::size_t seq, int64_t i) const {
+  return {logits.data() + (logits_offset.at(seq) + i) * vocab_size, static_cast<std::size_t>(vocab_size)};
+}
+
+std::unique_ptr<Backbone> Backbone::load(const std::string& dir, const LoadOptions& options) {
+  const formats::ModelConfig model = formats::load_model_config(dir + "/config.json");
+  Config config = make_config(model, dir + "/config.json");
+  auto weights = Weights::load(dir, config, model);
+  return std::make_unique<Backbone>(std::move(config), std::move(weights), options);
+}
+
+Backbone::Backbone(Config config, std::unique_ptr<Weights> weights, LoadOptions options)
+    : config_(std::move(config)), weights_(std::move(weights)), options_(options) {}
+
+ForwardOutput Backbone::forward(SeqStatePool& pool, std::span<const SequenceInput> batch) const {
+  const Config& c = config_;
+  const int64_t H = c.hidden;
+
+  // Validate everything first: a refused step leaves every state untouched.
+  std::vector<Segment> segments;
+  std::set<int64_t> slots;
+  int64_t rows = 0, logit_count = 0;
+  for (const SequenceInput& in : batch) {
+    if (!pool.in_use(in.slot)) throw Error("sequence slot " + std::to_string(in.slot) + " is not acquired");
+    if (!slots.insert(in.slot).second)
+      throw Error("sequence slot " + std::to_string(in.slot) + " appears twice in one batch");
+    const auto n = static_cast<int64_t>(in.tokens.size());
+    const int64_t start = pool.length(in.slot);
+    if (start + n > pool.max_tokens())
+      throw Error("sequence of " + std::to_string(start) + " + " + std::to_string(n) + " tokens exceeds the " +
+                  std::to_string(pool.max_tokens()) + "-token state");
+    for (int32_t id : in.tokens)
+      if (id < 0 || id >= c.vocab)
+        throw Error("token id " + std::to_string(id) + " out of range [0, " + std::to_string(c.vocab) + ")");
+    for (int64_t r : in.logit_rows)
+      if (r < 0 || r >= n)
+        throw Error("logit row " + std::to_string(r) + " out of range [0, " + std::to_string(n) + ")");
+    segments.push_back({rows, n, in.slot, start});
+    rows += n;
+    logit_count += static_cast<int64_t>(in.logit_rows.size());
+  }
+
+  ForwardOutput result;
+  result.hidden_size = H;
+  result.vocab_size = c.vocab;
+  // Embeddings (no scaling).
+  std::vector<float> x(static_cast<std::size_t>(rows * H));
+  for (std::size_t s = 0; s < batch.size(); ++s) {
+    result.hidden_offset.push_back(segments[s].row0);
+    kernels::parallel_for(segments[s].n, static_cast<double>(H), [&](int64_t t) {
+      kernels::dequantize_row(weights_->embed.view, batch[s].tokens[static_cast<std::size_t>(t)],
+                              x.data() + (segments[s].row0 + t) * H);
+    });
+  }
+
+  // Decoder layers: x ← x + Mixer(norm(x)); x ← x + MLP(norm(x)).
+  const StepContext step{c, pool, segments, rows, options_.head_mapping};
+  std::vector<float> xn(x.size()), mix(x.size());
+  for (int64_t l = 0; l < c.layers; ++l) {
+    const LayerWeights& lw = weights_->layers[static_cast<std::size_t>(l)];
+    const int64_t index = c.kind_index[static_cast<std::size_t>(l)];
+    rms_norm_rows(x.data(), rows, H, lw.input_norm.data(), c.eps, xn.data());
+    if (c.attention[static_cast<std::size_t>(l)]) {
+      attention_forward(step, lw.attention, index, xn.data(), mix.data());
+    } else {
+      deltanet_forward(step, lw.deltanet, index, xn.data(), mix.data());
+    }
+    add_rows(x.data(), mix.data(), rows * H);
+    rms_norm_rows(x.data(), rows, H, lw.post_norm.data(), c.eps, xn.data());
+    mlp_forward(lw.mlp, xn.data(), rows, mix.data());
+    add_rows(x.data(), mix.data(), rows * H);
+  }
+  for (const Segment& seg : segments) pool.set_length(seg.slot, seg.start + seg.n);
+
+  // Final norm on every row; logits only for the requested rows.
+  result.hidden.resize(x.size());
+  rms_norm_rows(x.data(), rows, H, weights_->final_norm.data(), c.eps, result.hidden.data());
+  std::vector<float> picked(static_cast<std::size_t>(logit_count * H));
+  int64_t m = 0;
+  for (std::size_t s = 0; s < batch.size(); ++s) {
+    result.logits_offset.push_back(m);
+    for (int64_t r : batch[s].logit_rows) {
+      std::copy_n(result.hidden.data() + (segments[s].row0 + r) * H, H, picked.data() + m * H);
+      ++m;
+    }
+  }
+  result.logits.resize(static_cast<std::size_t>(logit_count * c.vocab));
+  kernels::matmul(weights_->output(), picked.data(), logit_count, result.logits.data());
+  return result;
+}
+
+ForwardOutput Backbone::prefill(SeqStatePool& pool, int64_t slot, std::span<const int32_t> tokens,
+                                std::span<const int64_t> logit_rows, int64_t chunk_size) const {
+  if (chunk_size < 1) throw Error("prefill chunk size must be positive");
+  const auto n = static_cast<int64_t>(tokens.size());
+  for (int64_t r : logit_rows)
+    if (r < 0 || r >= n) throw Error("logit row " + std::to_string(r) + " out of range [0, " + std::to_string(n) + ")");
+  ForwardOutput result;
+  result.hidden_size = config_.hidden;
+  result.vocab_size = config_.vocab;
+  result.hidden_offset = {0};
+  result.logits_offset = {0};
+  result.hidden.reserve(static_cast<std::size_t>(n * config_.hidden));
+  result.logits.resize(logit_rows.size() * static_cast<std::size_t>(config_.vocab));
+  for (int64_t t0 = 0; t0 < n; t0 += chunk_size) {
+    const int64_t t1 = std::min(n, t0 + chunk_size);
+    std::vector<int64_t> local, where;  // rows of this chunk, and their places in `logit_rows`
+    for (std::size_t i = 0; i < logit_rows.size(); ++i) {
+      if (logit_rows[i] >= t0 && logit_rows[i] < t1) {
+        local.push_back(logit_rows[i] - t0);
+        where.push_back(static_cast<int64_t>(i));
+      }
+    }
+    const SequenceInput in{slot, tokens.subspan(static_cast<std::size_t>(t0), static_cast<std::size_t>(t1 - t0)),
+                           local};
+    ForwardOutput part = forward(pool, std::span<const SequenceInput>(&in, 1));
+    result.hidden.insert(result.hidden.end(), part.hidden.begin(), part.hidden.end());
+    for (std::size_t i = 0; i < where.size(); ++i)
+      std::copy_n(part.logits.data() + static_cast<int64_t>(i) * config_.vocab, config_.vocab,
+                  result.logits.data() + where[i] * config_.vocab);
+  }
+  return result;
+}
+
+}  // namespace verdict::models::qwen35

@@ -1,0 +1,76 @@
+// The Qwen3.5 text backbone (spec §3): embeddings → L decoder layers (Gated DeltaNet or gated
+// attention, then the SwiGLU MLP, each behind a zero-centred RMSNorm and a residual) → final norm,
+// and logits only for the rows asked for.
+//
+// A forward step takes a batch of sequences, each with its own state slot and its new tokens; it
+// returns the final-norm hidden row of every new token. Sequences never interact: a batch gives
+// each sequence exactly what running it alone gives (the matmul kernels compute each row
+// independently of the others).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "models/qwen35/config.h"
+#include "models/qwen35/seq_state.h"
+#include "models/qwen35/weights.h"
+
+namespace verdict::models::qwen35 {
+
+inline constexpr int64_t kDefaultPrefillChunk = 512;
+
+struct LoadOptions {
+  // Test-only switch: HeadMapping::Tiled is wrong for Hugging Face and MLX files (spec §6.4).
+  HeadMapping head_mapping = HeadMapping::Grouped;
+};
+
+// One sequence's part of a forward step.
+struct SequenceInput {
+  int64_t slot = 0;                      // an acquired SeqStatePool slot
+  std::span<const int32_t> tokens;       // new tokens, appended after what the slot holds
+  std::span<const int64_t> logit_rows;   // indices into `tokens` whose logits are wanted
+};
+
+struct ForwardOutput {
+  int64_t hidden_size = 0, vocab_size = 0;
+  std::vector<float> hidden;           // [Σ n, H]: final-norm hidden rows, sequences in batch order
+  std::vector<float> logits;           // [Σ |logit_rows|, V], sequences in batch order
+  std::vector<int64_t> hidden_offset;  // per sequence: its first row in `hidden`
+  std::vector<int64_t> logits_offset;  // per sequence: its first row in `logits`
+
+  std::span<const float> hidden_row(std::size_t seq, int64_t i) const;
+  std::span<const float> logits_row(std::size_t seq, int64_t i) const;
+};
+
+class Backbone {
+ public:
+  // Loads config.json and the safetensors weights of a checkpoint directory. Throws verdict::Error.
+  static std::unique_ptr<Backbone> load(const std::string& dir, const LoadOptions& options = {});
+  Backbone(Config config, std::unique_ptr<Weights> weights, LoadOptions options);
+
+  const Config& config() const { return config_; }
+  const Weights& weights() const { return *weights_; }
+
+  // A state pool for this model.
+  SeqStatePool make_pool(int64_t max_sequences, int64_t max_tokens) const {
+    return SeqStatePool(config_, max_sequences, max_tokens);
+  }
+
+  // One step over a batch of sequences (distinct slots). Everything is validated before any state
+  // changes; throws verdict::Error on bad ids, rows, slots or a full KV cache.
+  ForwardOutput forward(SeqStatePool& pool, std::span<const SequenceInput> batch) const;
+
+  // Prefill of one sequence in chunks of `chunk_size` tokens (same result as one pass): hidden rows
+  // of every token, logits of `logit_rows` (indices into `tokens`, in the order given).
+  ForwardOutput prefill(SeqStatePool& pool, int64_t slot, std::span<const int32_t> tokens,
+                        std::span<const int64_t> logit_rows, int64_t chunk_size = kDefaultPrefillChunk) const;
+
+ private:
+  Config config_;
+  std::unique_ptr<Weights> weights_;
+  LoadOptions options_;
+};
+
+}  // namespace verdict::models::qwen35

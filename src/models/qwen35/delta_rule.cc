@@ -1,0 +1,125 @@
+#include "models/qwen35/delta_rule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/ops.h"
+
+namespace verdict::models::qwen35 {
+namespace {
+
+using kernels::axpy;
+using kernels::dot;
+
+float* sized(std::vector<float>& v, int64_t n) {
+  if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<std::size_t>(n));
+  return v.data();
+}
+
+// Scratch of one chunk: per-thread, grown on demand.
+struct ChunkScratch {
+  std::vector<float> a, p, u, w, o;
+  std::vector<double> gamma;
+};
+
+// One chunk of c tokens starting at token t0 (spec §6.6), with incoming state S [dk, dv].
+void chunk_step(const DeltaRuleHead& h, int64_t t0, int64_t c, float* S, ChunkScratch& s) {
+  const int64_t dk = h.dk, dv = h.dv;
+  auto q = [&](int64_t t) { return h.q + (t0 + t) * h.q_stride; };
+  auto k = [&](int64_t t) { return h.k + (t0 + t) * h.k_stride; };
+  auto v = [&](int64_t t) { return h.v + (t0 + t) * h.v_stride; };
+  auto beta = [&](int64_t t) { return h.beta[(t0 + t) * h.gate_stride]; };
+
+  // γ_t = Σ_{s≤t} g_s, in double so that γ_t − γ_s keeps its precision deep into the chunk.
+  if (static_cast<int64_t>(s.gamma.size()) < c) s.gamma.resize(static_cast<std::size_t>(c));
+  double acc = 0.0;
+  for (int64_t t = 0; t < c; ++t) s.gamma[static_cast<std::size_t>(t)] = acc += h.g[(t0 + t) * h.gate_stride];
+  auto gamma = [&](int64_t t) { return s.gamma[static_cast<std::size_t>(t)]; };
+
+  // A[t,s] = β_t (k_t·k_s) D[t,s] (s < t) and P[t,s] = (q_t·k_s) D[t,s] (s ≤ t), D = e^{γ_t − γ_s}.
+  // Only s ≤ t is ever exponentiated, so every factor is ≤ 1.
+  float* A = sized(s.a, c * c);
+  float* P = sized(s.p, c * c);
+  for (int64_t t = 0; t < c; ++t) {
+    for (int64_t j = 0; j <= t; ++j) {
+      const float d = static_cast<float>(std::exp(gamma(t) - gamma(j)));
+      P[t * c + j] = dot(q(t), k(j), dk) * d;
+      A[t * c + j] = j < t ? beta(t) * dot(k(t), k(j), dk) * d : 0.0f;
+    }
+  }
+
+  // U = T⁻¹(β ⊙ V) and Wk = T⁻¹(β ⊙ e^γ ⊙ K), T = I + A, by forward substitution.
+  float* U = sized(s.u, c * dv);
+  float* W = sized(s.w, c * dk);
+  for (int64_t t = 0; t < c; ++t) {
+    float* ut = U + t * dv;
+    float* wt = W + t * dk;
+    const float bt = beta(t);
+    const float bet = static_cast<float>(bt * std::exp(gamma(t)));
+    for (int64_t e = 0; e < dv; ++e) ut[e] = bt * v(t)[e];
+    for (int64_t i = 0; i < dk; ++i) wt[i] = bet * k(t)[i];
+    for (int64_t j = 0; j < t; ++j) {
+      const float a = A[t * c + j];
+      if (a == 0.0f) continue;
+      axpy(dv, -a, U + j * dv, ut);
+      axpy(dk, -a, W + j * dk, wt);
+    }
+  }
+
+  // V' = U − Wk S (in place in U).
+  for (int64_t t = 0; t < c; ++t)
+    for (int64_t i = 0; i < dk; ++i) axpy(dv, -W[t * dk + i], S + i * dv, U + t * dv);
+
+  // O = (e^γ ⊙ Q) S + P V', with the incoming S.
+  for (int64_t t = 0; t < c; ++t) {
+    float* o = h.out + (t0 + t) * h.out_stride;
+    std::fill_n(o, dv, 0.0f);
+    const float eg = static_cast<float>(std::exp(gamma(t)));
+    for (int64_t i = 0; i < dk; ++i) axpy(dv, eg * q(t)[i], S + i * dv, o);
+    for (int64_t j = 0; j <= t; ++j) axpy(dv, P[t * c + j], U + j * dv, o);
+  }
+
+  // S ← e^{γ_last} S + Σ_s (e^{γ_last − γ_s} k_s) V'_sᵀ.
+  const double last = gamma(c - 1);
+  kernels::scale(dk * dv, static_cast<float>(std::exp(last)), S);
+  for (int64_t j = 0; j < c; ++j) {
+    const float f = static_cast<float>(std::exp(last - gamma(j)));
+    for (int64_t i = 0; i < dk; ++i) axpy(dv, f * k(j)[i], U + j * dv, S + i * dv);
+  }
+}
+
+}  // namespace
+
+void delta_rule_recurrent(const DeltaRuleHead& h, float* S) {
+  thread_local std::vector<float> scratch;
+  float* u = sized(scratch, h.dv);
+  const int64_t dk = h.dk, dv = h.dv;
+  for (int64_t t = 0; t < h.n; ++t) {
+    const float* q = h.q + t * h.q_stride;
+    const float* k = h.k + t * h.k_stride;
+    const float* v = h.v + t * h.v_stride;
+    const float beta = h.beta[t * h.gate_stride];
+    const float decay = std::exp(h.g[t * h.gate_stride]);
+    float* o = h.out + t * h.out_stride;
+    // Row by row, so that each row of S is read twice per token, not four times.
+    std::fill_n(u, dv, 0.0f);
+    for (int64_t i = 0; i < dk; ++i) {
+      kernels::scale(dv, decay, S + i * dv);  // S ← e^g S
+      axpy(dv, k[i], S + i * dv, u);           // m = Sᵀk
+    }
+    for (int64_t e = 0; e < dv; ++e) u[e] = beta * (v[e] - u[e]);  // u = β (v − m)
+    std::fill_n(o, dv, 0.0f);
+    for (int64_t i = 0; i < dk; ++i) {
+      axpy(dv, k[i], u, S + i * dv);  // S += k uᵀ
+      axpy(dv, q[i], S + i * dv, o);  // o = Sᵀq
+    }
+  }
+}
+
+void delta_rule_chunked(const DeltaRuleHead& h, float* S, int64_t chunk) {
+  thread_local ChunkScratch scratch;
+  for (int64_t t0 = 0; t0 < h.n; t0 += chunk) chunk_step(h, t0, std::min(chunk, h.n - t0), S, scratch);
+}
+
+}  // namespace verdict::models::qwen35

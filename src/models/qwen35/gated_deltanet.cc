@@ -1,0 +1,116 @@
+#include "models/qwen35/gated_deltanet.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/ops.h"
+#include "kernels/thread_pool.h"
+#include "models/qwen35/delta_rule.h"
+#include "models/qwen35/norms.h"
+
+namespace verdict::models::qwen35 {
+namespace {
+
+std::vector<float> buffer(int64_t n) { return std::vector<float>(static_cast<std::size_t>(n)); }
+
+// Causal depthwise conv + SiLU of one segment (spec §6.2, §6.8): the window is the K−1 stored
+// pre-conv vectors followed by the segment's new ones; the state keeps the window's last K−1.
+void conv_segment(const Config& c, const DeltaNetWeights& w, const Segment& seg, const float* p, float* state,
+                  float* y) {
+  const int64_t C = c.conv_dim(), K = c.conv_kernel, hist = K - 1;
+  auto window_row = [&](int64_t i) { return i < hist ? state + i * C : p + (seg.row0 + i - hist) * C; };
+  const int64_t per_task = 8;
+  kernels::parallel_for((seg.n + per_task - 1) / per_task, static_cast<double>(per_task * C * K), [&](int64_t task) {
+    for (int64_t t = task * per_task; t < std::min(seg.n, (task + 1) * per_task); ++t) {
+      float* yt = y + (seg.row0 + t) * C;
+      std::fill_n(yt, C, 0.0f);
+      for (int64_t j = 0; j < K; ++j) {
+        const float* src = window_row(t + j);  // token t − (K−1) + j
+        const float* tap = w.conv.data() + j * C;
+        for (int64_t ch = 0; ch < C; ++ch) yt[ch] += tap[ch] * src[ch];
+      }
+      for (int64_t ch = 0; ch < C; ++ch) yt[ch] = silu(yt[ch]);
+    }
+  });
+  std::vector<float> next(static_cast<std::size_t>(hist * C));
+  for (int64_t i = 0; i < hist; ++i) std::copy_n(window_row(seg.n + i), C, next.data() + i * C);
+  std::copy(next.begin(), next.end(), state);
+}
+
+}  // namespace
+
+void deltanet_forward(const StepContext& step, const DeltaNetWeights& w, int64_t index, const float* xn,
+                      float* out) {
+  const Config& c = step.config;
+  const int64_t rows = step.rows, C = c.conv_dim(), VD = c.value_dim();
+  const int64_t nv = c.nv, dk = c.dk, dv = c.dv, key_dim = c.key_dim();
+
+  // Projections (spec §6.1).
+  std::vector<float> p = buffer(rows * C), z = buffer(rows * VD), b = buffer(rows * nv), a = buffer(rows * nv);
+  kernels::matmul(w.in_proj_qkv.view, xn, rows, p.data());
+  kernels::matmul(w.in_proj_z.view, xn, rows, z.data());
+  kernels::matmul(w.in_proj_b.view, xn, rows, b.data());
+  kernels::matmul(w.in_proj_a.view, xn, rows, a.data());
+
+  // Conv + SiLU per sequence, then q̂/k̂ → L2 (q also × 1/sqrt(dk)), β and g (spec §6.2, §6.3).
+  std::vector<float> y = buffer(rows * C);
+  for (const Segment& seg : step.segments)
+    conv_segment(c, w, seg, p.data(), step.pool.conv_state(seg.slot, index), y.data());
+  const double q_scale = 1.0 / std::sqrt(static_cast<double>(dk));
+  float* beta = b.data();  // β and g overwrite b and a
+  float* g = a.data();
+  kernels::parallel_for(rows, static_cast<double>(3 * C), [&](int64_t r) {
+    float* yr = y.data() + r * C;
+    for (int64_t h = 0; h < c.nk; ++h) {
+      l2_normalize(yr + h * dk, dk, q_scale);
+      l2_normalize(yr + key_dim + h * dk, dk, 1.0);
+    }
+    for (int64_t j = 0; j < nv; ++j) {
+      const int64_t i = r * nv + j;
+      beta[i] = sigmoid(beta[i]);
+      const double u = static_cast<double>(g[i]) + w.dt_bias[j];
+      g[i] = static_cast<float>(-std::exp(static_cast<double>(w.a_log[j])) * softplus(u));
+    }
+  });
+
+  // Delta rule per (sequence, value head), then the gated norm (spec §6.4–§6.7).
+  std::vector<float> o = buffer(rows * VD);
+  const int64_t r_heads = c.value_heads_per_key_head();
+  const auto n_segments = static_cast<int64_t>(step.segments.size());
+  // ≈ multiply-adds per head and token: the state products, plus the in-chunk matrices when chunked.
+  const double per_token = 3.0 * double(dk * dv) + (rows > n_segments ? double(kDeltaRuleChunk * (dk + dv)) : 0.0);
+  kernels::parallel_for(n_segments * nv, per_token * double(rows) / double(std::max<int64_t>(1, n_segments)), [&](int64_t task) {
+    const Segment& seg = step.segments[static_cast<std::size_t>(task / nv)];
+    const int64_t j = task % nv;
+    if (seg.n == 0) return;
+    const int64_t h = step.head_mapping == HeadMapping::Grouped ? j / r_heads : j % c.nk;
+    DeltaRuleHead head;
+    head.n = seg.n;
+    head.dk = dk;
+    head.dv = dv;
+    head.q = y.data() + seg.row0 * C + h * dk;
+    head.k = y.data() + seg.row0 * C + key_dim + h * dk;
+    head.v = y.data() + seg.row0 * C + 2 * key_dim + j * dv;
+    head.q_stride = head.k_stride = head.v_stride = C;
+    head.beta = beta + seg.row0 * nv + j;
+    head.g = g + seg.row0 * nv + j;
+    head.gate_stride = nv;
+    head.out = o.data() + seg.row0 * VD + j * dv;
+    head.out_stride = VD;
+    float* S = step.pool.recurrent_state(seg.slot, index) + j * dk * dv;
+    if (seg.n == 1) {
+      delta_rule_recurrent(head, S);
+    } else {
+      delta_rule_chunked(head, S);
+    }
+    for (int64_t t = 0; t < seg.n; ++t) {
+      float* ot = head.out + t * VD;
+      gated_rms_norm(ot, z.data() + (seg.row0 + t) * VD + j * dv, w.norm.data(), dv, c.eps, ot);
+    }
+  });
+
+  kernels::matmul(w.out_proj.view, o.data(), rows, out);
+}
+
+}  // namespace verdict::models::qwen35

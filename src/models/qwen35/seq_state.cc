@@ -1,0 +1,119 @@
+#include "models/qwen35/seq_state.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/error.h"
+
+namespace verdict::models::qwen35 {
+namespace {
+
+std::size_t checked_size(int64_t a, int64_t b, int64_t c) {
+  const long double total = static_cast<long double>(a) * b * c;
+  if (total > static_cast<long double>(int64_t{1} << 40))
+    throw Error("sequence state pool too large (" + std::to_string(a) + " × " + std::to_string(b) + " × " +
+                std::to_string(c) + " values)");
+  return static_cast<std::size_t>(a * b * c);
+}
+
+}  // namespace
+
+SeqStatePool::SeqStatePool(const Config& c, int64_t max_sequences, int64_t max_tokens)
+    : max_sequences_(max_sequences), max_tokens_(max_tokens) {
+  if (max_sequences < 1 || max_tokens < 1)
+    throw Error("sequence state pool needs at least one sequence and one token");
+  conv_floats_ = std::max<int64_t>(c.conv_kernel - 1, 0) * c.conv_dim();
+  recurrent_floats_ = c.nv * c.dk * c.dv;
+  kv_floats_ = c.nkv * max_tokens * c.head_dim;
+  deltanet_layers_ = c.deltanet_layers;
+  attention_layers_ = c.attention_layers;
+  conv_.resize(checked_size(max_sequences, deltanet_layers_, conv_floats_));
+  recurrent_.resize(checked_size(max_sequences, deltanet_layers_, recurrent_floats_));
+  keys_.resize(checked_size(max_sequences, attention_layers_, kv_floats_));
+  values_.resize(keys_.size());
+  length_.assign(static_cast<std::size_t>(max_sequences), 0);
+  in_use_.assign(static_cast<std::size_t>(max_sequences), false);
+}
+
+std::size_t SeqStatePool::bytes() const {
+  return (conv_.size() + recurrent_.size() + keys_.size() + values_.size()) * sizeof(float);
+}
+
+void SeqStatePool::check_slot(int64_t slot) const {
+  if (slot < 0 || slot >= max_sequences_)
+    throw Error("sequence slot " + std::to_string(slot) + " out of range [0, " + std::to_string(max_sequences_) + ")");
+}
+
+int64_t SeqStatePool::acquire() {
+  for (int64_t s = 0; s < max_sequences_; ++s) {
+    if (!in_use_[static_cast<std::size_t>(s)]) {
+      in_use_[static_cast<std::size_t>(s)] = true;
+      reset(s);
+      return s;
+    }
+  }
+  throw Error("all " + std::to_string(max_sequences_) + " sequence slots are in use");
+}
+
+void SeqStatePool::release(int64_t slot) {
+  check_slot(slot);
+  in_use_[static_cast<std::size_t>(slot)] = false;
+}
+
+void SeqStatePool::reset(int64_t slot) {
+  check_slot(slot);
+  length_[static_cast<std::size_t>(slot)] = 0;
+  for (int64_t l = 0; l < deltanet_layers_; ++l) {
+    std::fill_n(conv_state(slot, l), conv_floats_, 0.0f);
+    std::fill_n(recurrent_state(slot, l), recurrent_floats_, 0.0f);
+  }
+  // The KV cache needs no clearing: only positions below the length are ever read.
+}
+
+bool SeqStatePool::in_use(int64_t slot) const {
+  check_slot(slot);
+  return in_use_[static_cast<std::size_t>(slot)];
+}
+
+int64_t SeqStatePool::length(int64_t slot) const {
+  check_slot(slot);
+  return length_[static_cast<std::size_t>(slot)];
+}
+
+void SeqStatePool::set_length(int64_t slot, int64_t length) {
+  check_slot(slot);
+  if (length < 0 || length > max_tokens_)
+    throw Error("sequence length " + std::to_string(length) + " exceeds the pool's " + std::to_string(max_tokens_) +
+                " tokens");
+  length_[static_cast<std::size_t>(slot)] = length;
+}
+
+void SeqStatePool::copy(int64_t from, int64_t to) {
+  check_slot(from);
+  check_slot(to);
+  if (from == to) return;
+  for (int64_t l = 0; l < deltanet_layers_; ++l) {
+    std::copy_n(conv_state(from, l), conv_floats_, conv_state(to, l));
+    std::copy_n(recurrent_state(from, l), recurrent_floats_, recurrent_state(to, l));
+  }
+  for (int64_t l = 0; l < attention_layers_; ++l) {
+    std::copy_n(keys(from, l), kv_floats_, keys(to, l));
+    std::copy_n(values(from, l), kv_floats_, values(to, l));
+  }
+  length_[static_cast<std::size_t>(to)] = length_[static_cast<std::size_t>(from)];
+}
+
+float* SeqStatePool::conv_state(int64_t slot, int64_t layer) {
+  return conv_.data() + (slot * deltanet_layers_ + layer) * conv_floats_;
+}
+float* SeqStatePool::recurrent_state(int64_t slot, int64_t layer) {
+  return recurrent_.data() + (slot * deltanet_layers_ + layer) * recurrent_floats_;
+}
+float* SeqStatePool::keys(int64_t slot, int64_t layer) {
+  return keys_.data() + (slot * attention_layers_ + layer) * kv_floats_;
+}
+float* SeqStatePool::values(int64_t slot, int64_t layer) {
+  return values_.data() + (slot * attention_layers_ + layer) * kv_floats_;
+}
+
+}  // namespace verdict::models::qwen35

@@ -1,0 +1,53 @@
+// Per-sequence state of the Qwen3.5 backbone (spec §6.8, §7.5, §11), from a pool sized up front:
+// for each slot, the KV cache of every full-attention layer ([nkv, max_tokens, hd] keys and values,
+// fp32, keys after k_norm and rotary) and, for every DeltaNet layer, the conv state (the last K−1
+// pre-conv vectors) and the recurrent state S ([nv, dk, dv], fp32). Nothing is allocated per token.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "models/qwen35/config.h"
+
+namespace verdict::models::qwen35 {
+
+class SeqStatePool {
+ public:
+  // Room for `max_sequences` sequences of up to `max_tokens` tokens each.
+  SeqStatePool(const Config& config, int64_t max_sequences, int64_t max_tokens);
+
+  int64_t max_sequences() const { return max_sequences_; }
+  int64_t max_tokens() const { return max_tokens_; }
+  // Bytes of state held by the pool.
+  std::size_t bytes() const;
+
+  // Takes a free slot with empty state; throws verdict::Error when every slot is in use.
+  int64_t acquire();
+  // Returns a slot to the pool.
+  void release(int64_t slot);
+  // Empties a slot's state (length 0, zero conv and recurrent state).
+  void reset(int64_t slot);
+  bool in_use(int64_t slot) const;
+  // Tokens the slot's sequence holds so far.
+  int64_t length(int64_t slot) const;
+  void set_length(int64_t slot, int64_t length);
+  // Copies the whole state of `from` into `to` (a snapshot; DeltaNet states cannot be rewound).
+  void copy(int64_t from, int64_t to);
+
+  float* conv_state(int64_t slot, int64_t deltanet_layer);       // [K−1, conv_dim]
+  float* recurrent_state(int64_t slot, int64_t deltanet_layer);  // [nv, dk, dv]
+  float* keys(int64_t slot, int64_t attention_layer);            // [nkv, max_tokens, hd]
+  float* values(int64_t slot, int64_t attention_layer);          // [nkv, max_tokens, hd]
+
+ private:
+  void check_slot(int64_t slot) const;
+
+  int64_t max_sequences_, max_tokens_;
+  int64_t conv_floats_, recurrent_floats_, kv_floats_;  // per slot and layer
+  int64_t deltanet_layers_, attention_layers_;
+  std::vector<float> conv_, recurrent_, keys_, values_;
+  std::vector<int64_t> length_;
+  std::vector<bool> in_use_;
+};
+
+}  // namespace verdict::models::qwen35
