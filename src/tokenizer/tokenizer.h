@@ -5,6 +5,11 @@
 //
 // Invalid UTF-8 in the input is not an error: each maximal invalid subsequence is replaced by U+FFFD
 // (the WHATWG / Python "replace" rule) before anything else, then the text is tokenized as usual.
+//
+// A Tokenizer is immutable once loaded and safe to use from many threads at once (its word cache is
+// internally locked). Supported parts: normalizers NFC/NFD/NFKC/NFKD/Lowercase/Strip/Prepend/Replace/
+// Sequence; pre-tokenizers Split/ByteLevel/Sequence; the BPE model; the ByteLevel decoder (or none).
+// Anything else is refused at load time. Truncation, padding and the post-processor are not applied.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -92,6 +97,8 @@ class StreamDecoder {
   const Tokenizer* tok_;
   bool skip_special_;
   std::string pending_;
+  bool spaced_ = false;   // the file has no decoder: tokens are joined with spaces, as decode() does
+  bool started_ = false;  // a token has been emitted (for the spacing above)
 };
 
 }  // namespace verdict::tokenizer
