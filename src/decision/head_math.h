@@ -1,0 +1,173 @@
+// Building blocks of the joint head (clef-decision.md §6.3), templated on the compute type
+// (float for the fp32 head, double for the fp64 head). Internal to the decision library.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <thread>
+#include <vector>
+
+#include "decision/head_weights.h"
+
+namespace verdict::decision::head_math {
+
+// A row-major matrix.
+template <class T>
+struct Mat {
+  std::size_t rows = 0;
+  std::size_t cols = 0;
+  std::vector<T> data;
+
+  Mat() = default;
+  Mat(std::size_t r, std::size_t c) : rows(r), cols(c), data(r * c, T(0)) {}
+  T* row(std::size_t i) { return data.data() + i * cols; }
+  const T* row(std::size_t i) const { return data.data() + i * cols; }
+};
+
+// Runs fn(begin, end) over [0, n) split into contiguous chunks on up to hardware_concurrency
+// threads when the work (n × cost_per_item multiply-adds) is large enough to pay for them. Each
+// item is computed by exactly one thread in a fixed order, so results do not depend on threading.
+template <class Fn>
+void parallel_for(std::size_t n, std::size_t cost_per_item, Fn&& fn) {
+  constexpr std::size_t kMinParallelWork = std::size_t{1} << 22;
+  const std::size_t hw = std::max(1u, std::thread::hardware_concurrency());
+  std::size_t threads = std::min<std::size_t>({hw, 32, n});
+  if (threads <= 1 || n * cost_per_item < kMinParallelWork) {
+    fn(std::size_t{0}, n);
+    return;
+  }
+  const std::size_t chunk = (n + threads - 1) / threads;
+  std::vector<std::thread> pool;
+  std::size_t next = chunk;  // the calling thread takes [0, chunk)
+  try {
+    for (; next < n; next += chunk) pool.emplace_back(fn, next, std::min(n, next + chunk));
+  } catch (...) {
+    // Could not start a thread: do the remaining chunks here.
+    for (; next < n; next += chunk) fn(next, std::min(n, next + chunk));
+  }
+  fn(std::size_t{0}, std::min(n, chunk));
+  for (std::thread& t : pool) t.join();
+}
+
+// Σ a[k]·b[k] in T with eight independent partial sums.
+template <class T, class U>
+inline T dot(const T* a, const U* b, std::size_t n) {
+  T acc[8] = {};
+  std::size_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    for (std::size_t l = 0; l < 8; ++l) acc[l] += a[k + l] * static_cast<T>(b[k + l]);
+  }
+  T s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  for (; k < n; ++k) s += a[k] * static_cast<T>(b[k]);
+  return s;
+}
+
+// y = x·Wᵀ + b for W [out, in] (row-major, fp32) and optional bias (nullptr).
+template <class T>
+Mat<T> linear(const Mat<T>& x, const float* w, const float* b, std::size_t out, std::size_t in) {
+  Mat<T> y(x.rows, out);
+  parallel_for(out, x.rows * in, [&](std::size_t o0, std::size_t o1) {
+    for (std::size_t r = 0; r < x.rows; ++r) {
+      const T* xr = x.row(r);
+      T* yr = y.row(r);
+      for (std::size_t o = o0; o < o1; ++o) {
+        yr[o] = dot(xr, w + o * in, in) + (b != nullptr ? static_cast<T>(b[o]) : T(0));
+      }
+    }
+  });
+  return y;
+}
+
+template <class T>
+Mat<T> linear(const Mat<T>& x, const LinearWeights& l) {
+  return linear(x, l.weight.data(), l.bias.empty() ? nullptr : l.bias.data(), l.out, l.in);
+}
+
+// LayerNorm over each row, biased variance, ε = 1e-5.
+template <class T>
+void layer_norm(Mat<T>& x, const LayerNormWeights& ln) {
+  const std::size_t n = x.cols;
+  for (std::size_t r = 0; r < x.rows; ++r) {
+    T* v = x.row(r);
+    T sum = 0;
+    for (std::size_t k = 0; k < n; ++k) sum += v[k];
+    const T mean = sum / static_cast<T>(n);
+    T sq = 0;
+    for (std::size_t k = 0; k < n; ++k) sq += (v[k] - mean) * (v[k] - mean);
+    const T inv = T(1) / std::sqrt(sq / static_cast<T>(n) + static_cast<T>(1e-5));
+    for (std::size_t k = 0; k < n; ++k) {
+      v[k] = (v[k] - mean) * inv * static_cast<T>(ln.weight[k]) + static_cast<T>(ln.bias[k]);
+    }
+  }
+}
+
+template <class T>
+Mat<T> layer_normed(Mat<T> x, const LayerNormWeights& ln) {
+  layer_norm(x, ln);
+  return x;
+}
+
+// Exact GELU: 0.5·x·(1 + erf(x/√2)).
+template <class T>
+void gelu(Mat<T>& x) {
+  const T inv_sqrt2 = static_cast<T>(0.70710678118654752440);
+  for (T& v : x.data) v = T(0.5) * v * (T(1) + std::erf(v * inv_sqrt2));
+}
+
+template <class T>
+void add_in_place(Mat<T>& a, const Mat<T>& b) {
+  for (std::size_t i = 0; i < a.data.size(); ++i) a.data[i] += b.data[i];
+}
+
+// torch.nn.MultiheadAttention (batch-first, no mask, no dropout) with keys = values = kv_in.
+template <class T>
+Mat<T> attention(const Mat<T>& q_in, const Mat<T>& kv_in, const AttentionWeights& a, std::size_t heads) {
+  const std::size_t w = a.out_proj.out;
+  const float* iw = a.in_proj.weight.data();
+  const float* ib = a.in_proj.bias.data();
+  const Mat<T> q = linear(q_in, iw, ib, w, w);
+  const Mat<T> k = linear(kv_in, iw + w * w, ib + w, w, w);
+  const Mat<T> v = linear(kv_in, iw + 2 * w * w, ib + 2 * w, w, w);
+  const std::size_t dh = w / heads;
+  const T scale = T(1) / std::sqrt(static_cast<T>(dh));
+  const std::size_t nk = kv_in.rows;
+  Mat<T> ctx(q_in.rows, w);
+  parallel_for(q_in.rows, 2 * nk * w, [&](std::size_t i0, std::size_t i1) {
+    std::vector<T> p(nk);
+    for (std::size_t i = i0; i < i1; ++i) {
+      for (std::size_t h = 0; h < heads; ++h) {
+        const T* qh = q.row(i) + h * dh;
+        T max = -std::numeric_limits<T>::infinity();
+        for (std::size_t j = 0; j < nk; ++j) {
+          p[j] = dot(qh, k.row(j) + h * dh, dh) * scale;
+          max = std::max(max, p[j]);
+        }
+        T sum = 0;
+        for (std::size_t j = 0; j < nk; ++j) {
+          p[j] = std::exp(p[j] - max);
+          sum += p[j];
+        }
+        T* out = ctx.row(i) + h * dh;
+        for (std::size_t j = 0; j < nk; ++j) {
+          const T pj = p[j] / sum;
+          const T* vj = v.row(j) + h * dh;
+          for (std::size_t d = 0; d < dh; ++d) out[d] += pj * vj[d];
+        }
+      }
+    }
+  });
+  return linear(ctx, a.out_proj);
+}
+
+// x / max(‖x‖₂, eps)
+template <class T>
+std::vector<T> normalized(const T* x, std::size_t n, T eps) {
+  const T norm = std::sqrt(dot(x, x, n));
+  const T d = std::max(norm, eps);
+  std::vector<T> out(x, x + n);
+  for (T& v : out) v /= d;
+  return out;
+}
+
+}  // namespace verdict::decision::head_math
