@@ -25,6 +25,24 @@ const std::vector<Command>& commands() {
        "  --no-special     treat special-token text as plain text\n"
        "  --skip-special   with --decode: drop special tokens from the text\n",
        run_tokenize},
+      {"decide", "answer one SystemOne decision request with a Clef model",
+       "usage: verdict decide --model DIR [--request FILE | --state TEXT --questions JSON]\n"
+       "                      [--max-length N] [--truncate] [--explain] [--name NAME] [--threads N]\n\n"
+       "Runs one POST /v1/systemone request body through the decision model in DIR (validation,\n"
+       "record encoding, one backbone prefill, joint schema head, answers) and prints the response\n"
+       "body. A refused request prints its error body, and the command exits 1.\n\n"
+       "options:\n"
+       "  --model DIR         Clef checkpoint folder (joint_head.safetensors + joint_head_config.json)\n"
+       "  --request FILE      the request JSON (default: stdin; '-' is stdin)\n"
+       "  --state TEXT        shortcut: the state as text ...\n"
+       "  --questions JSON    ... and the questions object\n"
+       "  --max-length N      context limit in tokens (default 16384)\n"
+       "  --truncate          cut the state's tail when the record is too long (a request's\n"
+       "                      \"truncate\" overrides this)\n"
+       "  --explain           add the record text, input ids, spans and unrounded probabilities\n"
+       "  --name NAME         the model name written in the response (default: \"default\")\n"
+       "  --threads N         worker threads (default: all cores; env VERDICT_THREADS)\n",
+       run_decide},
       {"forward", "one prefill of the backbone: final-norm hidden rows and logits as JSON",
        "usage: verdict forward --model DIR --tokens 1,2,3 [--all-rows] [--chunk N] [--threads N]\n\n"
        "Runs the Qwen3.5 backbone of DIR over the token ids (fp32 activations; F32, BF16 or MLX weights)\n"
@@ -50,6 +68,32 @@ const std::vector<Command>& commands() {
        "  --chunk N         prefill chunk size (default 512)\n"
        "  --threads N       worker threads (default: all cores; env VERDICT_THREADS)\n",
        run_generate},
+      {"make-model", "write a random-weight checkpoint (Qwen3.5 or Clef layout) for tests, demos, benchmarks",
+       "usage: verdict make-model --preset NAME --seed S [--dtype bf16|f32] [--quantize mlx4|mlx8]\n"
+       "                          [--threads N] [--dry-run] OUT_DIR\n\n"
+       "Writes a checkpoint with random weights in the exact release layout into OUT_DIR: config.json,\n"
+       "generation_config.json, tokenizer.json, tokenizer_config.json (Qwen3.5 chat template),\n"
+       "model.safetensors, and for Clef presets joint_head.safetensors + joint_head_config.json.\n"
+       "The weights depend only on the seed: the same command writes byte-identical files. They are\n"
+       "scaled so that activations stay finite and O(1) through every layer; the outputs mean nothing.\n"
+       "model.safetensors is streamed tensor by tensor (the 9B shape is about 18 GB in BF16).\n\n"
+       "presets:\n"
+       "  qwen35-0.8b, qwen35-2b, qwen35-4b, qwen35-9b   the released Qwen3.5 shapes, vocabulary 248,320,\n"
+       "                   special tokens at their real ids 248044-248076 (no MTP layer, no vision tensors)\n"
+       "  qwen35-tiny, qwen35-small   the fixture shapes (vocabulary 768)\n"
+       "  qwen-demo        the embedded demo chat model (qwen35-small shape, tied embeddings)\n"
+       "  clef-tiny        tiny Clef checkpoint (fixture layout, joint head width 32)\n"
+       "  clef-flash       Qwen3.5-9B backbone + the clef-flash joint head (W 1024, F 4096, R 2, Ld 4)\n\n"
+       "options:\n"
+       "  --preset NAME      one of the presets above\n"
+       "  --seed S           random seed (0 or more)\n"
+       "  --dtype bf16|f32   bf16 (default): BF16 with A_log and linear_attn.norm.weight F32, as released;\n"
+       "                     f32: every tensor F32, the exact values of the bf16 checkpoint\n"
+       "  --quantize mlx4|mlx8  the mlx-lm layout: affine 4- or 8-bit, group size 64, BF16 scales\n"
+       "  --threads N        generator threads (default: all cores)\n"
+       "  --dry-run          print every tensor (dtype, shape, bytes) and the parameter and byte totals,\n"
+       "                     write nothing (OUT_DIR may be omitted)\n",
+       run_make_model},
   };
   return kCommands;
 }

@@ -23,5 +23,7 @@ int run_info(Args& args);
 int run_tokenize(Args& args);
 int run_forward(Args& args);
 int run_generate(Args& args);
+int run_make_model(Args& args);
+int run_decide(Args& args);
 
 }  // namespace verdict::cli
