@@ -54,6 +54,43 @@ TEST(Decide, ClefTinyBf16AllCases) { run_cases("clef-tiny/bf16", 1000); }
 
 TEST(Decide, ClefTinyF32FirstCases) { run_cases("clef-tiny/f32", 8); }
 
+// --explain: ids and spans exact, unrounded probabilities within 1e-4 of the float64 reference (F32 weights).
+TEST(Decide, ExplainMatchesTheReferenceTrace) {
+  const Json cases = load_json_file(fixture("clef-tiny/cases.json"));
+  const std::string request_path = ::testing::TempDir() + "/decide_explain.json";
+  int checked = 0;
+  for (const auto& c : cases["cases"]) {
+    if (c["expected"]["status"] != 200 || checked >= 10) continue;
+    SCOPED_TRACE(c["name"].get<std::string>());
+    {
+      std::ofstream out(request_path, std::ios::binary);
+      out << c["request_json"].get<std::string>();
+    }
+    auto r = run_process(verdict_bin(), {"decide", "--model", fixture("clef-tiny/f32"), "--request", request_path,
+                                         "--max-length", std::to_string(c["max_length"].get<int>()), "--explain"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Json explain = parse_json(r.out, "decide output")["explain"];
+    const Json& trace = c["trace"];
+    EXPECT_EQ(explain["input_ids"], trace["input_ids"]);
+    ASSERT_EQ(explain["questions"].size(), trace["questions"].size());
+    for (std::size_t q = 0; q < trace["questions"].size(); ++q) {
+      const Json& got = explain["questions"][q];
+      const Json& want = trace["questions"][q];
+      EXPECT_EQ(got["question_id"], want["question_id"]);
+      EXPECT_EQ(got["question_span"], want["question_span"]);
+      EXPECT_EQ(got["option_spans"], want["option_spans"]);
+      EXPECT_EQ(got["option_ids"], want["option_ids"]);
+      const Json& probs = c["probabilities"][want["question_id"].get<std::string>()];
+      ASSERT_EQ(got["probabilities"].size(), want["option_ids"].size());
+      for (std::size_t o = 0; o < want["option_ids"].size(); ++o)
+        EXPECT_NEAR(got["probabilities"][o].get<double>(), probs[want["option_ids"][o].get<std::string>()].get<double>(),
+                    1e-4);
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 10);
+}
+
 TEST(Decide, ShortcutFlagsAndChatModelRefusal) {
   auto r = run_process(verdict_bin(), {"decide", "--model", fixture("clef-tiny/bf16"), "--state", "El PDF no abre",
                                        "--questions", R"({"urgente": {"type": "noul"}})"});
