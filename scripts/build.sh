@@ -14,11 +14,16 @@ case "$flavour" in
   release)
     cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DVERDICT_WERROR=ON "${launcher[@]}" "$@" ;;
   asan)
-    cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVERDICT_SANITIZE=ON \
+    cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+      -DVERDICT_SANITIZE=ON \
       -DVERDICT_WERROR=ON -DVERDICT_BUILD_BENCH=OFF "${launcher[@]}" "$@" ;;
   fuzz)
     CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DVERDICT_BUILD_FUZZ=ON -DVERDICT_BUILD_TESTS=OFF -DVERDICT_BUILD_BENCH=OFF "${launcher[@]}" "$@" ;;
   *) echo "usage: scripts/build.sh release|asan|fuzz" >&2; exit 2 ;;
 esac
-cmake --build "build/$flavour" -j "$jobs"
+if [ "$flavour" = fuzz ]; then
+  cmake --build build/fuzz -j "$jobs" --target verdict_fuzzers   # the fuzz targets and their libraries only
+else
+  cmake --build "build/$flavour" -j "$jobs"
+fi

@@ -1,21 +1,44 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target in build/fuzz for SECONDS each (default 60), seeded from the fixtures.
-# Corpora live in build/fuzz/corpus/<target> (not committed).
+# Corpora live in build/fuzz/corpus/<target> (not committed). A finding fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 fixtures="${VERDICT_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
 export VERDICT_TOKENIZER="$fixtures/qwen35-tiny/tokenizer.json"
-seed() {  # seed TARGET FILES...
-  local dir="build/fuzz/corpus/$1"; shift
-  mkdir -p "$dir"
-  for f in "$@"; do [ -f "$f" ] && cp -f "$f" "$dir/" ; done
-  echo "$dir"
+
+# Seeds per target: files from the fixtures (missing ones are skipped).
+seeds() {
+  case "$1" in
+    safetensors_fuzz) echo "$fixtures/qwen35-tiny-mlx4/model.safetensors $fixtures/clef-head/head_a/f32/joint_head.safetensors" ;;
+    config_fuzz) echo "$fixtures/qwen35-tiny/config.json $fixtures/qwen35-tiny-mlx4/config.json $fixtures/qwen35-tiny/generation_config.json" ;;
+    tokenizer_fuzz) echo "$fixtures/qwen35-tiny/tokenizer_config.json" ;;
+    jinja_fuzz) echo "$fixtures/chat-templates/Qwen3.5-4B.jinja $fixtures/chat-templates/Qwen-Qwen3-0.6B.jinja" ;;
+    *) echo "" ;;
+  esac
 }
-run() {  # run TARGET CORPUS
-  echo "-- $1 for ${seconds}s"
-  "build/fuzz/fuzz/$1" -max_total_time="$seconds" -rss_limit_mb=4096 -print_final_stats=1 "$2" 2>&1 | tail -n 3
-}
-run safetensors_fuzz "$(seed safetensors_fuzz "$fixtures/qwen35-tiny-mlx4/model.safetensors" "$fixtures/clef-head/head_a/f32/joint_head.safetensors")"
-run config_fuzz "$(seed config_fuzz "$fixtures/qwen35-tiny/config.json" "$fixtures/qwen35-tiny-mlx4/config.json" "$fixtures/qwen35-tiny/generation_config.json")"
-run tokenizer_fuzz "$(seed tokenizer_fuzz "$fixtures/qwen35-tiny/tokenizer_config.json")"
+
+for bin in build/fuzz/fuzz/*_fuzz; do
+  [ -x "$bin" ] || continue
+  name=$(basename "$bin")
+  corpus="build/fuzz/corpus/$name"
+  mkdir -p "$corpus"
+  for f in $(seeds "$name"); do [ -f "$f" ] && cp -f "$f" "$corpus/"; done
+  if [ "$name" = decision_request_fuzz ]; then  # the request texts of the SystemOne cases
+    python3 - "$fixtures" "$corpus" <<'PY'
+import json, sys, os
+fixtures, corpus = sys.argv[1], sys.argv[2]
+for path in ("clef-systemone/cases.json", "clef-tiny/cases.json"):
+    try:
+        cases = json.load(open(os.path.join(fixtures, path)))["cases"]
+    except OSError:
+        continue
+    for i, c in enumerate(cases):
+        if "request_json" in c:
+            open(os.path.join(corpus, f"{os.path.dirname(path)}-{i}.json"), "w").write(c["request_json"])
+PY
+  fi
+  echo "-- $name for ${seconds}s"
+  (cd build/fuzz && "../../$bin" -max_total_time="$seconds" -rss_limit_mb=4096 -print_final_stats=1 \
+     -artifact_prefix="$name-" "../../$corpus" 2>&1 | tail -n 4)
+done

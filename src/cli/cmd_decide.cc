@@ -75,6 +75,9 @@ int run_decide(Args& args) {
   options.explain = explain;
   options.received_at = std::chrono::steady_clock::now();
   const decision::SystemOneResult r = decision::answer_systemone(body, model, options);
+  if (has_random_weights(dir))
+    std::fprintf(stderr, "verdict decide: note: %s holds random weights (verdict make-model): the answers are "
+                 "meaningless\n", dir.c_str());
   std::cout << r.body << "\n";
   if (r.status != 200) {
     std::cout.flush();

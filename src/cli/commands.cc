@@ -83,7 +83,7 @@ const std::vector<Command>& commands() {
        "  qwen35-tiny, qwen35-small   the fixture shapes (vocabulary 768)\n"
        "  qwen-demo        the embedded demo chat model (qwen35-small shape, tied embeddings)\n"
        "  clef-tiny        tiny Clef checkpoint (fixture layout, joint head width 32)\n"
-       "  clef-flash       Qwen3.5-9B backbone + the clef-flash joint head (W 1024, F 4096, R 2, Ld 4)\n\n"
+       "  clef-flash-shape Qwen3.5-9B backbone + the clef-flash joint head (W 1024, F 4096, R 2, Ld 4)\n\n"
        "options:\n"
        "  --preset NAME      one of the presets above\n"
        "  --seed S           random seed (0 or more)\n"

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "formats/safetensors.h"
 
 namespace verdict::cli {
 
@@ -14,6 +15,14 @@ ModelKind detect_kind(const std::string& dir) {
 }
 
 const char* kind_name(ModelKind kind) { return kind == ModelKind::Decision ? "decision" : "chat"; }
+
+bool has_random_weights(const std::string& dir) {
+  const std::string path = dir + "/model.safetensors";
+  if (!file_exists(path)) return false;
+  const formats::SafetensorsFile file(path);
+  const auto it = file.metadata().find("generator");
+  return it != file.metadata().end() && it->second == "verdict make-model";
+}
 
 std::string tokenizer_path(const std::string& dir_or_file) {
   if (file_exists(dir_or_file)) return dir_or_file;

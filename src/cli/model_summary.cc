@@ -99,6 +99,7 @@ ModelSummary summarize_model(const std::string& dir) {
   ModelSummary s;
   s.path = dir;
   s.kind = detect_kind(dir);
+  s.random_weights = has_random_weights(dir);
   s.config = formats::load_model_config(dir + "/config.json");
   const auto store = formats::TensorStore::open_dir(dir);
   const auto counts = formats::summarize_checkpoint(store, s.config.quantization);
@@ -121,6 +122,7 @@ Json summary_to_json(const ModelSummary& s) {
   Json j;
   j["path"] = s.path;
   j["kind"] = kind_name(s.kind);
+  j["random_weights"] = s.random_weights;
   j["architecture"] = c.architectures.empty() ? Json(nullptr) : Json(c.architectures.front());
   j["model_type"] = c.model_type;
   j["text_model_type"] = t.model_type;
@@ -200,7 +202,8 @@ std::string summary_to_text(const ModelSummary& s) {
     o << buf << value << "\n";
   };
   row("path", s.path);
-  row("kind", kind_name(s.kind));
+  row("kind", std::string(kind_name(s.kind)) +
+                  (s.random_weights ? " (random weights from verdict make-model: outputs are meaningless)" : ""));
   row("architecture", (c.architectures.empty() ? std::string("?") : c.architectures.front()) + " (" +
                           c.model_type + (t.model_type.empty() ? "" : " / " + t.model_type) + ")");
   row("dimensions", "hidden " + std::to_string(t.hidden_size) + ", layers " +

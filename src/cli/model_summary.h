@@ -33,6 +33,7 @@ struct HeadSummary {  // the Clef joint schema head of a decision model
 struct ModelSummary {
   std::string path;
   ModelKind kind = ModelKind::Chat;
+  bool random_weights = false;  // written by `verdict make-model`
   formats::ModelConfig config;
   std::map<std::string, int64_t> dtypes;  // stored dtype -> tensor count (text model)
   std::size_t tensors = 0;

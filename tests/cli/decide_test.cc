@@ -91,6 +91,37 @@ TEST(Decide, ExplainMatchesTheReferenceTrace) {
   EXPECT_EQ(checked, 10);
 }
 
+// The demo decision model: `make-model --preset clef-tiny`, then a support-ticket decision on it.
+TEST(Decide, TicketOnTheDemoModelSaysItsAnswersAreMeaningless) {
+  const std::string dir = ::testing::TempDir() + "/demo-clef-tiny";
+  auto made = run_process(verdict_bin(), {"make-model", "--preset", "clef-tiny", "--seed", "7", dir});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::string request = R"({"model": "default",
+    "state": "Hola, al exportar la factura a PDF la aplicación se cierra. Es urgente, mañana cerramos el mes.",
+    "questions": {
+      "etiqueta": {"type": "choice", "instructions": "¿Qué tipo de ticket es?",
+                   "criteria": {"error": "fallo del producto", "facturacion": "cobros y facturas",
+                                "cuenta": "acceso y cuenta", "sugerencia": "idea o mejora"}},
+      "urgente": {"type": "noul", "instructions": "¿Es urgente?"}}})";
+  auto r = run_process(verdict_bin(), {"decide", "--model", dir}, request);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.err.find("meaningless"), std::string::npos) << r.err;
+  const Json body = parse_json(r.out, "decide output");
+  const Json& etiqueta = body["answers"]["etiqueta"];
+  EXPECT_EQ(etiqueta["type"], "choice");
+  double total = 0;
+  for (const auto& [key, p] : etiqueta["probabilities"].items()) total += p.get<double>();
+  EXPECT_NEAR(total, 1.0, 2e-4);
+  EXPECT_EQ(etiqueta["probabilities"].size(), 4u);
+  EXPECT_TRUE(etiqueta["probabilities"].contains(etiqueta["choice"].get<std::string>()));
+  EXPECT_EQ(body["answers"]["urgente"]["type"], "noul");
+  EXPECT_GT(body["usage"]["input_tokens"].get<int>(), 50);
+  EXPECT_EQ(body["usage"]["output_tokens"], 0);
+  auto info = run_process(verdict_bin(), {"info", dir, "--json"});
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_EQ(parse_json(info.out, "info")["random_weights"], true);
+}
+
 TEST(Decide, ShortcutFlagsAndChatModelRefusal) {
   auto r = run_process(verdict_bin(), {"decide", "--model", fixture("clef-tiny/bf16"), "--state", "El PDF no abre",
                                        "--questions", R"({"urgente": {"type": "noul"}})"});
