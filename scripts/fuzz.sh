@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 fixtures="${VERDICT_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
 export VERDICT_TOKENIZER="$fixtures/qwen35-tiny/tokenizer.json"
+export VERDICT_FIXTURES="$fixtures"
 
 # Seeds per target: files from the fixtures (missing ones are skipped).
 seeds() {

@@ -4,6 +4,8 @@ namespace verdict::cli {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> kCommands = {
+      {"serve", "serve decision models over HTTP (/v1/systemone, /v1/models, /health, /metrics)", kServeUsage,
+       run_serve},
       {"info", "describe a checkpoint folder (dimensions, dtypes, quantization, tokenizer, memory)",
        "usage: verdict info DIR [--json]\n\n"
        "Describes the checkpoint in DIR: model kind (decision when joint_head.safetensors and\n"

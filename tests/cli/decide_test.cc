@@ -2,6 +2,8 @@
 // clef-tiny/cases.json (float64 backbone + head reference), answers and usage exact, errors exact.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <fstream>
 
 #include "core/json.h"
@@ -18,7 +20,10 @@ using testing::verdict_bin;
 void run_cases(const std::string& checkpoint, std::size_t limit) {
   const Json cases = load_json_file(fixture("clef-tiny/cases.json"));
   ASSERT_GE(cases["cases"].size(), 30u);
-  const std::string request_path = ::testing::TempDir() + "/decide_request.json";
+  // ctest runs the tests of this file in parallel: each writes its own request file.
+  const std::string request_path = ::testing::TempDir() + "/decide_request_" +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                                   std::to_string(::getpid()) + ".json";
   std::size_t answered = 0, refused = 0;
   for (const auto& c : cases["cases"]) {
     if (answered + refused >= limit) break;
@@ -93,7 +98,7 @@ TEST(Decide, ExplainMatchesTheReferenceTrace) {
 
 // The demo decision model: `make-model --preset clef-tiny`, then a support-ticket decision on it.
 TEST(Decide, TicketOnTheDemoModelSaysItsAnswersAreMeaningless) {
-  const std::string dir = ::testing::TempDir() + "/demo-clef-tiny";
+  const std::string dir = ::testing::TempDir() + "/demo-clef-tiny-" + std::to_string(::getpid());
   auto made = run_process(verdict_bin(), {"make-model", "--preset", "clef-tiny", "--seed", "7", dir});
   ASSERT_EQ(made.exit_code, 0) << made.err;
   const std::string request = R"({"model": "default",

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 
@@ -11,7 +13,7 @@ namespace verdict {
 namespace {
 
 TEST(MappedFile, MapsContentsAndReportsMissingFiles) {
-  const std::string path = ::testing::TempDir() + "/mapped_file_test.bin";
+  const std::string path = ::testing::TempDir() + "/mapped_file_test_" + std::to_string(::getpid()) + ".bin";
   {
     std::ofstream out(path, std::ios::binary);
     out << "hello";

@@ -2,6 +2,7 @@
 #include "decision/head.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <fstream>
@@ -142,7 +143,7 @@ TEST_F(HeadFixture, RejectsInconsistentInput) {
 TEST(HeadLoad, StrictConfigAndTensors) {
   const std::string dir = verdict::testing::fixture("clef-head/head_a/f32");
   // A config that does not match the tensors fails with the tensor named.
-  const std::string tmp = ::testing::TempDir() + "/head_cfg_test.json";
+  const std::string tmp = ::testing::TempDir() + "/head_cfg_test_" + std::to_string(::getpid()) + ".json";
   {
     std::ofstream(tmp)
         << R"({"hidden_size":64,"width":32,"routing_layers":3,"layers":2,"heads":4,"feedforward":48})";

@@ -1,0 +1,104 @@
+// The decision scheduler: one engine thread per loaded model owns the model's compute and state.
+// HTTP threads submit encoded records and wait on their Job; the engine thread admits queued jobs
+// to free state slots, and each step runs ONE batched forward over the next chunk of every running
+// job (up to max_batch_tokens), so records from different clients share forward passes.
+//
+// Admission is bounded: submit() refuses with QueueFullError once max_queue jobs are waiting.
+#pragma once
+#include <array>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+#include "engine/batch_plan.h"
+#include "engine/job.h"
+#include "engine/step_model.h"
+
+namespace verdict::engine {
+
+// submit() when the queue is full (rule O1).
+class QueueFullError : public Error {
+ public:
+  explicit QueueFullError(const std::string& message) : Error(message) {}
+};
+
+struct SchedulerOptions {
+  BatchLimits batch;
+  std::size_t max_queue = 64;  // jobs waiting for a slot
+  std::string name = "model";  // in messages
+};
+
+// Upper bounds of the sequences-per-step histogram (the last bucket is +Inf).
+inline constexpr std::array<int64_t, 7> kStepSequenceBuckets = {1, 2, 4, 8, 16, 32, 64};
+
+struct SchedulerStats {
+  std::size_t queued = 0;         // jobs waiting for a slot
+  std::size_t running = 0;        // jobs holding a slot
+  int64_t pending_tokens = 0;     // tokens not yet run, queued and running jobs together
+  uint64_t steps = 0;             // forward steps run
+  uint64_t step_tokens = 0;       // tokens run, all steps
+  uint64_t step_sequences = 0;    // Σ sequences per step
+  int64_t max_step_sequences = 0; // the most sequences one step has run
+  std::array<uint64_t, kStepSequenceBuckets.size() + 1> step_sequence_counts{};  // per bucket, not cumulative
+  uint64_t jobs_done = 0, jobs_failed = 0, jobs_cancelled = 0, jobs_rejected = 0;
+  double busy_seconds = 0;        // time spent inside forward
+
+  // Tokens per second of forward time (0 before the first step).
+  double tokens_per_second() const { return busy_seconds > 0 ? static_cast<double>(step_tokens) / busy_seconds : 0; }
+};
+
+class Scheduler {
+ public:
+  Scheduler(std::unique_ptr<StepModel> model, SchedulerOptions options);
+  // Stops the engine thread; jobs still queued or running are cancelled ("model unloaded").
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Queues a record. Throws QueueFullError when max_queue jobs already wait, verdict::Error for a
+  // record the model cannot run (empty, longer than a state slot, ids outside the vocabulary) or
+  // when the scheduler is stopping.
+  std::shared_ptr<Job> submit(std::vector<TokenId> tokens);
+
+  // Removes a job that has not started from the queue (it finishes as cancelled); false when it
+  // already runs or finished.
+  bool cancel_queued(const std::shared_ptr<Job>& job);
+  // Cancels a queued job at once, a running one at the next step (its slot is freed); false when
+  // it already finished.
+  bool cancel(const std::shared_ptr<Job>& job);
+
+  SchedulerStats stats() const;
+  // Seconds until the work queued now is done at the measured throughput; nullopt without a
+  // measurement yet.
+  std::optional<double> estimated_wait_seconds() const;
+
+  const StepModel& model() const { return *model_; }
+  const SchedulerOptions& options() const { return options_; }
+
+ private:
+  void run();
+  void admit_locked();
+  void drop_cancelled_locked();
+  void finish_locked(const std::shared_ptr<Job>& job, JobState state, std::string error);
+
+  std::unique_ptr<StepModel> model_;
+  const SchedulerOptions options_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::shared_ptr<Job>> queue_;
+  std::vector<std::shared_ptr<Job>> active_;  // admission order
+  bool stopping_ = false;
+  SchedulerStats stats_;
+  std::thread thread_;
+};
+
+}  // namespace verdict::engine

@@ -1,0 +1,46 @@
+// The model side of the scheduler: something that runs one forward step over a batch of sequences,
+// each in its own state slot, and returns the final-norm hidden row of every new token.
+//
+// The engine knows nothing about Clef, records or answers: it only appends tokens to sequences. The
+// Qwen3.5 backbone is adapted in qwen35_step_model.h; tests plug in deterministic or gated fakes.
+// A StepModel is used by one thread at a time (the model's engine thread).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace verdict::engine {
+
+using TokenId = int32_t;
+
+// One sequence's part of a step: its slot and the tokens appended after what the slot holds.
+struct StepInput {
+  int64_t slot = 0;
+  std::span<const TokenId> tokens;
+};
+
+class StepModel {
+ public:
+  virtual ~StepModel() = default;
+
+  virtual int64_t hidden_size() const = 0;
+  virtual int64_t vocab_size() const = 0;
+  // Sequences that can be in flight at once (state slots).
+  virtual int64_t slots() const = 0;
+  // The longest sequence one slot holds, in tokens.
+  virtual int64_t max_tokens() const = 0;
+  // Bytes of per-sequence state held for all slots.
+  virtual std::size_t state_bytes() const = 0;
+
+  // Takes a free slot with empty state (throws verdict::Error when none is free).
+  virtual int64_t acquire() = 0;
+  virtual void release(int64_t slot) = 0;
+
+  // One step over distinct acquired slots. `hidden` receives [Σ n, hidden_size] rows, sequences in
+  // batch order. A sequence's rows never depend on the other sequences of the batch. Throws
+  // verdict::Error; the slots of a failed step must be released and not reused as they are.
+  virtual void forward(std::span<const StepInput> batch, std::vector<float>& hidden) = 0;
+};
+
+}  // namespace verdict::engine

@@ -1,0 +1,43 @@
+#include "registry/loaded_model.h"
+
+#include <string>
+#include <utility>
+
+#include "core/error.h"
+#include "engine/qwen35_step_model.h"
+#include "kernels/ops.h"
+
+namespace verdict::registry {
+
+std::unique_ptr<LoadedModel> LoadedModel::load(const ModelSpec& spec, const LoadParams& params) {
+  if (spec.kind != ModelKind::kDecision)
+    throw Error("'" + spec.name + "' is a chat model; only decision models can be loaded by this server yet");
+  std::unique_ptr<LoadedModel> m(new LoadedModel());
+  m->backbone_ = models::qwen35::Backbone::load(spec.path);
+  m->head_ = std::make_unique<decision::JointHead>(decision::JointHead::load_dir(spec.path));
+
+  const int64_t hidden = m->backbone_->config().hidden;
+  if (static_cast<int64_t>(m->head_->config().hidden_size) != hidden)
+    throw Error("joint head hidden size " + std::to_string(m->head_->config().hidden_size) +
+                " does not match the backbone's " + std::to_string(hidden));
+
+  const kernels::WeightMatrix& table = m->backbone_->weights().output();
+  const int64_t vocab = table.rows;
+  m->lexical_ = [&table, vocab, hidden](decision::TokenId id, std::span<float> row) {
+    if (id < 0 || id >= vocab) throw Error("lexical row " + std::to_string(id) + " outside the vocabulary");
+    if (static_cast<int64_t>(row.size()) != hidden) throw Error("lexical row buffer has the wrong size");
+    kernels::dequantize_row(table, id, row.data());
+  };
+
+  std::unique_ptr<engine::StepModel> step =
+      std::make_unique<engine::Qwen35StepModel>(*m->backbone_, params.slots, params.max_tokens);
+  if (params.wrap) step = params.wrap(spec.name, std::move(step));
+  engine::SchedulerOptions options = params.scheduler;
+  options.name = spec.name;
+  m->scheduler_ = std::make_unique<engine::Scheduler>(std::move(step), options);
+  return m;
+}
+
+LoadedModel::~LoadedModel() { scheduler_.reset(); }
+
+}  // namespace verdict::registry

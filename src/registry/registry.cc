@@ -1,0 +1,302 @@
+#include "registry/registry.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "core/error.h"
+#include "decision/errors.h"
+#include "formats/hf_config.h"
+#include "models/qwen35/config.h"
+#include "registry/model_entry.h"
+
+namespace verdict::registry {
+namespace {
+
+constexpr std::size_t kDefaultMaxLength = 16384;  // Qwen3.5 Clef (systemone-api.md §6)
+
+int64_t modification_time(const std::string& dir) {
+  for (const char* name : {"/model.safetensors", "/model.safetensors.index.json", "/config.json"}) {
+    struct stat st {};
+    if (::stat((dir + name).c_str(), &st) == 0) return static_cast<int64_t>(st.st_mtime);
+  }
+  return 0;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+}  // namespace
+
+std::string ModelStatus::state_name() const {
+  switch (state) {
+    case ModelState::kLoading: return "loading";
+    case ModelState::kLoaded: return pinned ? "pinned" : "loaded";
+    default: return "unloaded";
+  }
+}
+
+Registry::Registry(RegistryOptions options) : options_(std::move(options)) {
+  std::set<std::string> names;
+  for (const ModelSpec& spec : options_.models) {
+    check_model_name(spec.name);
+    if (!names.insert(spec.name).second) throw Error("model name '" + spec.name + "' is registered twice");
+    auto entry = std::make_unique<ModelEntry>();
+    entry->spec = spec;
+    entries_.push_back(std::move(entry));
+  }
+  std::set<std::string> aliases = {"default"};
+  for (const std::string& alias : options_.decision_aliases) {
+    if (alias.empty()) throw Error("--decision-alias needs a name");
+    if (!aliases.insert(alias).second) throw Error("decision alias '" + alias + "' is given twice");
+  }
+  for (const std::string& alias : aliases)
+    if (names.count(alias)) throw Error("decision alias '" + alias + "' collides with the model of that name");
+  const auto decision_model = [&](const std::string& name, const char* flag) {
+    const ModelEntry* e = find(name);
+    if (e == nullptr) throw Error(std::string(flag) + " " + name + ": no model of that name is registered");
+    if (e->spec.kind != ModelKind::kDecision) throw Error(std::string(flag) + " " + name + ": not a decision model");
+  };
+  if (options_.default_decision_model) {
+    decision_model(*options_.default_decision_model, "--default-decision-model");
+    default_decision_ = options_.default_decision_model;
+  } else {
+    for (const auto& e : entries_)
+      if (e->spec.kind == ModelKind::kDecision) {
+        default_decision_ = e->spec.name;
+        break;
+      }
+  }
+  for (const auto& [name, length] : options_.max_length) {
+    decision_model(name, "--max-length");
+    if (length < 1) throw Error("--max-length " + name + ": the limit must be at least 1");
+  }
+  for (const std::string& name : options_.pinned) {
+    decision_model(name, "--pin");
+    find(name)->pinned = true;
+  }
+  if (options_.slots < 1) throw Error("the number of sequences per model must be at least 1");
+  if (options_.max_queue < 1) throw Error("--max-queue must be at least 1");
+  budget_ = options_.max_memory_bytes > 0 ? options_.max_memory_bytes : default_memory_budget();
+}
+
+Registry::~Registry() {
+  std::vector<std::unique_ptr<LoadedModel>> gone;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    for (auto& e : entries_)
+      if (e->state == ModelState::kLoaded) gone.push_back(detach_locked(*e));
+  }
+  changed_.notify_all();
+  if (janitor_.joinable()) janitor_.join();
+  gone.clear();
+}
+
+void Registry::initialize() {
+  for (auto& e : entries_) {
+    const std::string& dir = e->spec.path;
+    // Computed outside the lock, published under it: /metrics and /v1/models may run meanwhile.
+    std::size_t max_length = 0;
+    int64_t created = modification_time(dir);
+    MemoryEstimate estimate;
+    std::unique_ptr<tokenizer::Tokenizer> tokenizer;
+    std::string error;
+    try {
+      const formats::ModelConfig model = formats::load_model_config(dir + "/config.json");
+      const models::qwen35::Config config = models::qwen35::make_config(model, dir + "/config.json");
+      const auto it = options_.max_length.find(e->spec.name);
+      max_length = it != options_.max_length.end() ? it->second : kDefaultMaxLength;
+      const int64_t positions = model.text.max_position_embeddings;
+      if (positions > 0 && max_length > static_cast<std::size_t>(positions)) {
+        if (it != options_.max_length.end())
+          throw Error("--max-length " + std::to_string(max_length) + " exceeds the backbone's max_position_embeddings (" +
+                      std::to_string(positions) + ")");
+        max_length = static_cast<std::size_t>(positions);
+      }
+      estimate = estimate_model_memory(dir, config, options_.slots, static_cast<int64_t>(max_length),
+                                       options_.batch.max_batch_tokens);
+      if (e->spec.kind == ModelKind::kDecision)
+        tokenizer = std::make_unique<tokenizer::Tokenizer>(tokenizer::Tokenizer::from_file(dir + "/tokenizer.json"));
+    } catch (const std::exception& ex) {
+      if (e->spec.kind == ModelKind::kDecision) throw Error("model '" + e->spec.name + "' (" + dir + "): " + ex.what());
+      error = ex.what();  // a chat checkpoint this build cannot run stays listed; it cannot be loaded anyway
+    }
+    std::lock_guard lock(mutex_);
+    e->max_length = max_length;
+    e->created = created;
+    e->estimate = estimate;
+    e->last_error = error;
+    if (tokenizer) {
+      e->tokenizer = std::move(tokenizer);
+      e->pieces = std::make_unique<decision::HfPieceTokenizer>(*e->tokenizer);
+      e->encoder = std::make_unique<decision::RecordEncoder>(*e->pieces);
+    }
+  }
+  {
+    std::lock_guard lock(mutex_);
+    ready_ = true;
+  }
+  if (options_.ttl) janitor_ = std::thread([this] { janitor(); });
+}
+
+bool Registry::ready() const {
+  std::lock_guard lock(mutex_);
+  return ready_;
+}
+
+void Registry::preload(const std::vector<std::string>& names) {
+  for (const std::string& name : names)
+    if (find(name) == nullptr) throw Error("--preload " + name + ": no model of that name is registered");
+  for (const auto& e : entries_) {
+    const bool wanted = e->pinned || std::find(names.begin(), names.end(), e->spec.name) != names.end();
+    if (!wanted) continue;
+    Lease lease = take_lease(*e);
+    lease.ensure_loaded();
+  }
+}
+
+ModelEntry* Registry::find(const std::string& name) const {
+  for (const auto& e : entries_)
+    if (e->spec.name == name) return e.get();
+  return nullptr;
+}
+
+std::string Registry::not_found_message(const std::string& requested) const {
+  std::vector<std::string> decision_names;
+  for (const auto& e : entries_)
+    if (e->spec.kind == ModelKind::kDecision) decision_names.push_back(e->spec.name);
+  return "model '" + requested + "' not found; available decision models: " +
+         (decision_names.empty() ? std::string("(none)") : join(decision_names)) + "; aliases: " + join(aliases());
+}
+
+Lease Registry::resolve_decision(const std::string& requested) {
+  ModelEntry* e = find(requested);
+  if (e == nullptr && default_decision_) {
+    const std::vector<std::string> names = aliases();
+    if (std::find(names.begin(), names.end(), requested) != names.end()) e = find(*default_decision_);
+  }
+  if (e == nullptr) throw decision::DecisionError(404, "model_not_found", not_found_message(requested));
+  if (e->spec.kind != ModelKind::kDecision)
+    throw decision::DecisionError(400, "model_not_decision",
+                                  "model '" + e->spec.name + "' is a chat model; use /v1/chat/completions");
+  return take_lease(*e);
+}
+
+Lease Registry::lease(const std::string& name) {
+  ModelEntry* e = find(name);
+  if (e == nullptr) throw decision::DecisionError(404, "model_not_found", not_found_message(name));
+  return take_lease(*e);
+}
+
+Lease Registry::take_lease(ModelEntry& entry) {
+  std::lock_guard lock(mutex_);
+  ++entry.leases;
+  entry.last_used = ModelEntry::Clock::now();
+  return Lease(this, &entry);
+}
+
+std::optional<std::string> Registry::default_decision_model() const { return default_decision_; }
+
+std::vector<std::string> Registry::aliases() const {
+  std::vector<std::string> out = {"default"};
+  out.insert(out.end(), options_.decision_aliases.begin(), options_.decision_aliases.end());
+  return out;
+}
+
+bool Registry::default_model_loading() const {
+  if (!default_decision_) return false;
+  std::lock_guard lock(mutex_);
+  return find(*default_decision_)->state == ModelState::kLoading;
+}
+
+ModelStatus Registry::status_locked(const ModelEntry& e) const {
+  ModelStatus s;
+  s.name = e.spec.name;
+  s.path = e.spec.path;
+  s.kind = e.spec.kind;
+  s.state = e.state;
+  s.pinned = e.pinned;
+  s.unload_pending = e.unload_requested;
+  s.leases = e.leases;
+  s.max_length = e.max_length;
+  s.memory_bytes = e.estimate.total();
+  s.created = e.created;
+  s.loads = e.loads;
+  s.last_error = e.last_error;
+  if (e.state == ModelState::kLoaded && e.loaded) s.engine = e.loaded->scheduler().stats();
+  return s;
+}
+
+std::vector<ModelStatus> Registry::status() const {
+  std::lock_guard lock(mutex_);
+  std::vector<ModelStatus> out;
+  for (const auto& e : entries_) out.push_back(status_locked(*e));
+  return out;
+}
+
+std::optional<ModelStatus> Registry::status(const std::string& name) const {
+  const ModelEntry* e = find(name);
+  if (e == nullptr) return std::nullopt;
+  std::lock_guard lock(mutex_);
+  return status_locked(*e);
+}
+
+MemoryStatus Registry::memory() const {
+  std::lock_guard lock(mutex_);
+  return {budget_, used_, evictions_};
+}
+
+// ---- Lease ----
+
+Lease::Lease(Lease&& other) noexcept : registry_(other.registry_), entry_(other.entry_) {
+  other.registry_ = nullptr;
+  other.entry_ = nullptr;
+}
+
+Lease& Lease::operator=(Lease&& other) noexcept {
+  if (this != &other) {
+    release();
+    registry_ = other.registry_;
+    entry_ = other.entry_;
+    other.registry_ = nullptr;
+    other.entry_ = nullptr;
+  }
+  return *this;
+}
+
+Lease::~Lease() { release(); }
+
+void Lease::release() {
+  if (entry_ == nullptr) return;
+  registry_->drop_lease(*entry_);
+  registry_ = nullptr;
+  entry_ = nullptr;
+}
+
+const std::string& Lease::name() const { return entry_->spec.name; }
+
+ModelKind Lease::kind() const { return entry_->spec.kind; }
+
+std::size_t Lease::max_length() const { return entry_->max_length; }
+
+const decision::RecordEncoder& Lease::encoder() const {
+  if (!entry_->encoder) throw Error("model '" + entry_->spec.name + "' has no record encoder");
+  return *entry_->encoder;
+}
+
+bool Lease::resident() const {
+  std::lock_guard lock(registry_->mutex_);
+  return entry_->state == ModelState::kLoaded;
+}
+
+LoadedModel& Lease::ensure_loaded(const std::function<bool()>& keep_waiting) {
+  return registry_->ensure_loaded(*entry_, keep_waiting);
+}
+
+}  // namespace verdict::registry

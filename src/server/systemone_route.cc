@@ -1,0 +1,160 @@
+#include "server/systemone_route.h"
+
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "decision/decision.h"
+#include "decision/render.h"
+#include "engine/job.h"
+#include "registry/errors.h"
+#include "server/errors.h"
+#include "server/log.h"
+
+namespace verdict::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kPollInterval = std::chrono::milliseconds(25);
+
+// Counts a request among those awaiting the model's load while alive (rule O1 applies to them).
+class AwaitingLoad {
+ public:
+  AwaitingLoad(Metrics& metrics, std::string model, std::size_t max_queue) : metrics_(metrics), model_(std::move(model)) {
+    if (metrics_.add_awaiting_load(model_, +1) > static_cast<int>(max_queue)) {
+      metrics_.add_awaiting_load(model_, -1);
+      throw RetryableError(429, "queue_full", "server busy: the queue for model '" + model_ + "' is full; retry later", 1);
+    }
+    held_ = true;
+  }
+  ~AwaitingLoad() { release(); }
+  AwaitingLoad(const AwaitingLoad&) = delete;
+  AwaitingLoad& operator=(const AwaitingLoad&) = delete;
+  void release() {
+    if (held_) metrics_.add_awaiting_load(model_, -1);
+    held_ = false;
+  }
+
+ private:
+  Metrics& metrics_;
+  std::string model_;
+  bool held_ = false;
+};
+
+// Waits for the engine to run a record, giving up when the client leaves (the job is dropped) or
+// when it has not started by the queue deadline (rule O4).
+class EngineWait {
+ public:
+  EngineWait(engine::Scheduler& scheduler, const HttpRequest& request, Clock::time_point deadline,
+             std::chrono::milliseconds queue_timeout)
+      : scheduler_(scheduler), request_(request), deadline_(deadline), queue_timeout_(queue_timeout) {}
+
+  decision::HiddenRows run(std::span<const decision::TokenId> ids, AwaitingLoad& awaiting) {
+    std::shared_ptr<engine::Job> job;
+    try {
+      job = scheduler_.submit(std::vector<engine::TokenId>(ids.begin(), ids.end()));
+    } catch (const engine::QueueFullError& e) {
+      throw RetryableError(429, "queue_full", e.what(), retry_after_seconds(scheduler_.estimated_wait_seconds()));
+    }
+    awaiting.release();  // from here on the engine queue counts it
+    while (!job->wait_until(Clock::now() + kPollInterval)) {
+      if (request_.client_connected && !request_.client_connected()) {
+        scheduler_.cancel(job);
+        throw ClientGone();
+      }
+      if (Clock::now() >= deadline_ && !job->started() && scheduler_.cancel_queued(job)) throw queue_timeout();
+    }
+    decision::HiddenRows rows;
+    try {
+      rows.data = job->take_hidden();
+    } catch (const engine::JobCancelled&) {
+      throw RetryableError(503, "shutting_down", "server is shutting down", 1);
+    }
+    rows.rows = ids.size();
+    rows.cols = static_cast<std::size_t>(job->hidden_size());
+    return rows;
+  }
+
+  RetryableError queue_timeout() const {
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(queue_timeout_).count();
+    return RetryableError(503, "queue_timeout",
+                          "request waited more than " + std::to_string(seconds) + " s in the queue; retry later",
+                          retry_after_seconds(scheduler_.estimated_wait_seconds()));
+  }
+
+ private:
+  engine::Scheduler& scheduler_;
+  const HttpRequest& request_;
+  Clock::time_point deadline_;
+  std::chrono::milliseconds queue_timeout_;
+};
+
+}  // namespace
+
+HttpResponse answer_systemone(const SystemOneContext& context, const HttpRequest& request, const std::string& body,
+                              RequestInfo& info) {
+  const ServerOptions& options = context.options;
+  try {
+    decision::Value parsed = decision::read_request_body(body, options.limits);           // J1–J3
+    const decision::Envelope envelope = decision::check_envelope(parsed);                 // V1–V3
+    registry::Lease lease = context.registry.resolve_decision(decision::trim_ascii_whitespace(envelope.model));  // M1, M2
+    info.model = lease.name();
+    const decision::DecisionRequest decision_request =
+        decision::build_request(std::move(parsed), options.limits, lease.media(), lease.name());  // Q, D
+    const bool truncate = decision_request.truncate.value_or(options.truncate_by_default);
+    // Length rules (C1, C2) come before admission: check them before waiting for weights.
+    if (!lease.resident()) (void)lease.encoder().encode(decision_request, lease.max_length(), truncate);
+
+    // Admission: wait for the weights (O3 when they cannot be loaded), then the engine queue.
+    const Clock::time_point deadline = Clock::now() + options.queue_timeout;
+    AwaitingLoad awaiting(context.metrics, lease.name(), options.max_queue);
+    bool client_left = false;
+    registry::LoadedModel* model = nullptr;
+    try {
+      model = &lease.ensure_loaded([&] {
+        client_left = request.client_connected && !request.client_connected();
+        return !client_left && Clock::now() < deadline;
+      });
+    } catch (const registry::WaitAbandoned&) {
+      if (client_left) throw ClientGone();
+      const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(options.queue_timeout).count();
+      throw RetryableError(503, "queue_timeout",
+                           "request waited more than " + std::to_string(seconds) + " s in the queue; retry later", 1);
+    }
+
+    EngineWait wait(model->scheduler(), request, deadline, options.queue_timeout);
+    const decision::DecisionModel decision_model{
+        lease.encoder(), model->head(),
+        [&](std::span<const decision::TokenId> ids) { return wait.run(ids, awaiting); }, model->lexical()};
+    decision::DecideOptions decide;
+    decide.max_length = lease.max_length();
+    decide.truncate_by_default = options.truncate_by_default;
+    decide.request_id = info.request_id;
+    const decision::Decision decision = decision::decide(decision_request, decision_model, decide);
+
+    const double latency_ms = std::chrono::duration<double, std::milli>(Clock::now() - info.received_at).count();
+    const decision::Usage usage = decision::decision_usage(decision, latency_ms, std::size_t{0});
+    HttpResponse res;
+    res.body = decision::response_json(lease.name(), decision.answers, usage);
+    context.metrics.add_decision(lease.name(), decision.record.input_ids.size());
+    return res;
+  } catch (const decision::DecisionError& e) {
+    return error_response(e);
+  } catch (const registry::InsufficientMemoryError& e) {
+    log_line("request " + info.request_id + ": " + e.what() + " — " + e.detail());
+    return error_response(503, "insufficient_memory", e.what(), 1);
+  } catch (const registry::LoadFailedError& e) {
+    log_line("request " + info.request_id + ": " + e.what());
+    return error_response(500, "model_load_failed",
+                          "model '" + e.model() + "' failed to load: " + e.reason() + " (request id " + info.request_id + ")");
+  } catch (const ClientGone&) {
+    HttpResponse res = error_response(499, "client_closed_request", "client disconnected");
+    res.close_connection = true;
+    return res;
+  } catch (const std::exception& e) {
+    log_line("request " + info.request_id + ": internal error: " + e.what());
+    return error_response(500, "internal_error", "internal server error (request id " + info.request_id + ")");
+  }
+}
+
+}  // namespace verdict::server
