@@ -70,6 +70,34 @@ const std::vector<Command>& commands() {
        "  --chunk N         prefill chunk size (default 512)\n"
        "  --threads N       worker threads (default: all cores; env VERDICT_THREADS)\n",
        run_generate},
+      {"chat", "chat with a Qwen3.5 model in the terminal (interactive, or one-shot with -p)",
+       "usage: verdict chat --model DIR [-p PROMPT] [--system TEXT] [--max-tokens N] [--temperature T]\n"
+       "                    [--top-p P] [--top-k K] [--min-p P] [--repetition-penalty R] [--seed S]\n"
+       "                    [--stop TEXT]... [--no-think] [--context N] [--json] [--threads N]\n\n"
+       "Renders the conversation with the model's chat template (chat_template.jinja or\n"
+       "tokenizer_config.json), generates the assistant's reply and streams it as it is decoded:\n"
+       "the answer on stdout, the model's reasoning (<think>...</think>) on stderr. Generation stops\n"
+       "at a stop id of generation_config.json (else config.json), a --stop string or --max-tokens.\n"
+       "Without -p the command is interactive: each line read from stdin is a user turn, the\n"
+       "conversation is kept; '/reset' starts over, '/exit' or end of input quits.\n\n"
+       "Sampling defaults come from generation_config.json (temperature, top_p, top_k,\n"
+       "repetition_penalty), else temperature 1 with no filtering. Order: penalties, temperature\n"
+       "(0 = greedy), top-k, top-p, min-p, then a draw seeded by --seed.\n\n"
+       "options:\n"
+       "  --model DIR               chat checkpoint folder\n"
+       "  -p, --prompt TEXT         one-shot: answer this user message and exit\n"
+       "  --system TEXT             a system message first in the conversation\n"
+       "  --max-tokens N            most tokens per reply (default 1024)\n"
+       "  --temperature T           0 for greedy decoding\n"
+       "  --top-p P, --top-k K, --min-p P, --repetition-penalty R   sampling filters and penalty\n"
+       "  --seed S                  random seed (default: random)\n"
+       "  --stop TEXT               stop string (repeatable); never printed\n"
+       "  --no-think                render with enable_thinking=false (no reasoning)\n"
+       "  --context N               tokens of context per conversation (default 8192)\n"
+       "  --json                    with -p: print {\"prompt_ids\", \"ids\", \"reasoning_content\",\n"
+       "                            \"content\", \"finish_reason\", \"usage\"} instead of streaming\n"
+       "  --threads N               worker threads (default: all cores; env VERDICT_THREADS)\n",
+       run_chat},
       {"make-model", "write a random-weight checkpoint (Qwen3.5 or Clef layout) for tests, demos, benchmarks",
        "usage: verdict make-model --preset NAME --seed S [--dtype bf16|f32] [--quantize mlx4|mlx8]\n"
        "                          [--threads N] [--dry-run] OUT_DIR\n\n"

@@ -27,5 +27,6 @@ int run_make_model(Args& args);
 int run_decide(Args& args);
 int run_serve(Args& args);
 extern const char kServeUsage[];
+int run_chat(Args& args);
 
 }  // namespace verdict::cli

@@ -18,7 +18,7 @@ TEST(Usage, HelpListsTheCommands) {
 }
 
 TEST(Usage, EveryCommandHasHelp) {
-  for (const char* cmd : {"info", "tokenize", "forward", "generate", "decide"}) {
+  for (const char* cmd : {"info", "tokenize", "forward", "generate", "decide", "make-model", "serve", "chat"}) {
     auto r = run_process(verdict_bin(), {cmd, "--help"});
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_NE(r.out.find(std::string("usage: verdict ") + cmd), std::string::npos) << r.out;
