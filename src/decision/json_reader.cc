@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/utf8.h"
 #include "decision/json_value.h"
 
 namespace verdict::decision {
@@ -279,23 +280,7 @@ uint32_t Reader::hex4() {
   return v;
 }
 
-void Reader::append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
+void Reader::append_utf8(std::string& out, uint32_t cp) { utf8::append_code_point(out, static_cast<char32_t>(cp)); }
 
 void Reader::string_into(std::string& out) {
   ++p_;  // opening quote

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "tokenizer/unicode_class.h"
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace verdict::tokenizer {
 

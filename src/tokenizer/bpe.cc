@@ -4,7 +4,7 @@
 #include <functional>
 
 #include "tokenizer/json_fields.h"
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace verdict::tokenizer {
 

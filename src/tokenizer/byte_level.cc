@@ -1,6 +1,6 @@
 #include "tokenizer/byte_level.h"
 
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace verdict::tokenizer::byte_level {
 

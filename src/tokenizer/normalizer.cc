@@ -8,7 +8,7 @@
 #include "tokenizer/json_fields.h"
 #include "tokenizer/regex.h"
 #include "tokenizer/unicode_class.h"
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace verdict::tokenizer {
 

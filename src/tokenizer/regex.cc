@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "core/error.h"
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace verdict::tokenizer {
 

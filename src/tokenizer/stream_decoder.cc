@@ -1,6 +1,6 @@
 #include "tokenizer/tokenizer.h"
 
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace verdict::tokenizer {
 

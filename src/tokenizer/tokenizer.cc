@@ -13,7 +13,7 @@
 #include "tokenizer/normalizer.h"
 #include "tokenizer/pre_tokenizer.h"
 #include "tokenizer/tokenizer_file.h"
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace verdict::tokenizer {
 

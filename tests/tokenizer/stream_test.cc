@@ -9,7 +9,7 @@
 #include "core/mapped_file.h"
 #include "support/fixtures.h"
 #include "test_tokenizers.h"
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace verdict::tokenizer {
 namespace {

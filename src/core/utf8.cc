@@ -1,6 +1,6 @@
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
-namespace verdict::tokenizer::utf8 {
+namespace verdict::utf8 {
 
 Seq classify(const unsigned char* p, std::size_t n) {
   const unsigned char b0 = p[0];
@@ -103,4 +103,4 @@ void append_code_point(std::string& out, char32_t cp) {
   }
 }
 
-}  // namespace verdict::tokenizer::utf8
+}  // namespace verdict::utf8

@@ -1,4 +1,5 @@
-// UTF-8 helpers for the tokenizer: classification of byte sequences with the "maximal subpart" rule
+// UTF-8 helpers shared by the tokenizer, the chat templates and the JSON reader: classification of byte
+// sequences with the "maximal subpart" rule
 // (WHATWG, Python "replace", Rust String::from_utf8_lossy), lossy repair, code point iteration.
 #pragma once
 #include <cstddef>
@@ -6,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace verdict::tokenizer::utf8 {
+namespace verdict::utf8 {
 
 enum class SeqStatus : uint8_t {
   Valid,      // `len` bytes form one well-formed code point
@@ -76,4 +77,4 @@ inline std::size_t sequence_length(unsigned char b0) {
   return 4;
 }
 
-}  // namespace verdict::tokenizer::utf8
+}  // namespace verdict::utf8
