@@ -1,6 +1,7 @@
 #include "chat/jinja/filter_support.h"
 
 #include "chat/jinja/errors.h"
+#include "chat/jinja/operators.h"
 #include "chat/jinja/py_format.h"
 #include "chat/jinja/text.h"
 
@@ -19,29 +20,9 @@ int64_t int_arg(const BoundArgs& a, std::size_t i, int64_t fallback, const char*
 }
 
 Items items_of(Runtime& rt, const Value& v) {
-  switch (v.kind()) {
-    case Value::Kind::Array: rt.charge(static_cast<int64_t>(v.as_array().size())); return v.as_array();
-    case Value::Kind::Undefined: return {};
-    case Value::Kind::String: {
-      Items out;
-      const auto& s = v.as_string();
-      const auto bounds = text::boundaries(s);
-      rt.charge(static_cast<int64_t>(bounds.size()));
-      for (std::size_t k = 0; k + 1 < bounds.size(); ++k)
-        out.push_back(Value::string(s.substr(bounds[k], bounds[k + 1] - bounds[k])));
-      return out;
-    }
-    case Value::Kind::Object:
-      if (v.as_object().flavor() == Object::Flavor::Dict) {
-        Items out;
-        for (const auto& [k, item] : v.as_object().entries()) out.push_back(Value::string(k));
-        rt.charge(static_cast<int64_t>(out.size()));
-        return out;
-      }
-      break;
-    default: break;
-  }
-  throw RenderError(std::string("'") + v.type_name() + "' object is not iterable");
+  Items out = iterate(rt, v);  // charges for the characters of a string
+  if (!v.is_string()) rt.charge(static_cast<int64_t>(out.size()));
+  return out;
 }
 
 Value list_value(Runtime& rt, Items items) {
