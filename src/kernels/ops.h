@@ -16,7 +16,52 @@ enum class WeightType : uint8_t {
   F32,        // fp32 values
   BF16,       // bfloat16 values, upcast exactly inside the kernel
   MlxAffine,  // MLX affine quantization: W[r, c] = scale[r, c/gs] · q[r, c] + bias[r, c/gs]
+  // ggml block types: raw row-major block data in WeightMatrix::blocks (row r at blocks + r · row_bytes()),
+  // dequantized exactly as ggml's dequantize_row_* (fp32 arithmetic in ggml's order, no fused multiply-add).
+  F16,   // IEEE half values, 2 bytes each (little-endian)
+  Q8_0,  // 32-value blocks of 34 bytes {f16 d; int8 q[32]}: W = q · d
+  Q4_0,  // 32-value blocks of 18 bytes {f16 d; uint8 qs[16]}: element i < 16 is the low nibble of qs[i],
+         // i ≥ 16 the high nibble of qs[i − 16]; W = (q − 8) · d
+  Q4_K,  // 256-value super-blocks of 144 bytes, ggml's block_q4_K {f16 d; f16 dmin; uint8 scales[12];
+         // uint8 qs[128]}: 8 sub-blocks of 32 with 6-bit scale/min (get_scale_min_k4); W = (d·sc)·q − dmin·m
+  Q6_K,  // 256-value super-blocks of 210 bytes, ggml's block_q6_K {uint8 ql[128]; uint8 qh[64];
+         // int8 scales[16]; f16 d}: W = (d · scale) · (q − 32)
 };
+
+// Values per block of a ggml block type (1 for F16 and the non-ggml types).
+constexpr int64_t block_values(WeightType t) {
+  switch (t) {
+    case WeightType::Q8_0:
+    case WeightType::Q4_0:
+      return 32;
+    case WeightType::Q4_K:
+    case WeightType::Q6_K:
+      return 256;
+    default:
+      return 1;
+  }
+}
+
+// Bytes per block of a ggml block type (F16: 2 per value; 0 for the non-ggml types).
+constexpr int64_t block_bytes(WeightType t) {
+  switch (t) {
+    case WeightType::F16:
+      return 2;
+    case WeightType::Q8_0:
+      return 34;
+    case WeightType::Q4_0:
+      return 18;
+    case WeightType::Q4_K:
+      return 144;
+    case WeightType::Q6_K:
+      return 210;
+    default:
+      return 0;
+  }
+}
+
+// Whether `t` stores its data in WeightMatrix::blocks.
+constexpr bool is_ggml_type(WeightType t) { return block_bytes(t) > 0; }
 
 // A non-owning view of a weight matrix. Exactly the pointers of its type are set.
 struct WeightMatrix {
@@ -30,8 +75,22 @@ struct WeightMatrix {
   const float* biases = nullptr;     // MlxAffine: rows · (cols / group_size)
   int bits = 0;                      // MlxAffine: 2, 3, 4, 5, 6 or 8
   int group_size = 0;                // MlxAffine: cols is a multiple of it
+  const uint8_t* blocks = nullptr;   // F16, Q8_0, Q4_0, Q4_K, Q6_K: rows · row_bytes() bytes
 
   int64_t packed_row_words() const { return cols * bits / 32; }
+  // Bytes of one stored row (the packed words for MlxAffine, without its scales and biases).
+  int64_t row_bytes() const {
+    switch (type) {
+      case WeightType::F32:
+        return cols * 4;
+      case WeightType::BF16:
+        return cols * 2;
+      case WeightType::MlxAffine:
+        return packed_row_words() * 4;
+      default:
+        return cols / block_values(type) * block_bytes(type);
+    }
+  }
   int64_t groups_per_row() const { return group_size > 0 ? cols / group_size : 0; }
 };
 
@@ -43,7 +102,8 @@ void check_weight(const WeightMatrix& w, const char* what);
 // so batching sequences together never changes their results.
 void matmul(const WeightMatrix& w, const float* x, int64_t n, float* y);
 
-// Row r of W as fp32 (exact for F32/BF16; for MLX one fp32 multiply then one fp32 add per value).
+// Row r of W as fp32 (exact for F32/BF16/F16; for MLX one fp32 multiply then one fp32 add per value;
+// for the ggml block types bit-exactly ggml's dequantize_row_* evaluated without fused multiply-add).
 void dequantize_row(const WeightMatrix& w, int64_t r, float* out);
 
 // Vector primitives (single-threaded; used inside per-head loops).

@@ -14,6 +14,7 @@
 namespace verdict::kernels {
 namespace {
 
+using testing::expect_matmul_close;
 using testing::IsaScope;
 using testing::make_weight;
 using testing::random_floats;
@@ -22,26 +23,6 @@ using testing::supported_isas;
 struct Shape {
   int64_t rows, cols, n;
 };
-
-// Tolerance of an fp32 dot product of `cols` terms: a multiple of eps · Σ|w·x| (an error bound for
-// any summation order), so a wrong or missing term is always caught.
-void expect_matmul_close(const WeightMatrix& w, const std::vector<float>& x, int64_t n, const std::string& what) {
-  std::vector<float> y(static_cast<std::size_t>(n * w.rows), std::numeric_limits<float>::quiet_NaN());
-  std::vector<float> want(y.size());
-  matmul(w, x.data(), n, y.data());
-  ref::matmul(w, x.data(), n, want.data());
-  std::vector<float> row(static_cast<std::size_t>(w.cols));
-  for (int64_t r = 0; r < w.rows; ++r) {
-    ref::dequantize_row(w, r, row.data());
-    for (int64_t t = 0; t < n; ++t) {
-      double magnitude = 0.0;
-      for (int64_t c = 0; c < w.cols; ++c) magnitude += std::fabs(double(row[c]) * x[t * w.cols + c]);
-      const double tol = 2.0 * double(w.cols + 1) * std::numeric_limits<float>::epsilon() * magnitude + 1e-30;
-      const double got = y[t * w.rows + r];
-      ASSERT_NEAR(got, want[t * w.rows + r], tol) << what << " row " << r << " token " << t;
-    }
-  }
-}
 
 const Shape kShapes[] = {{1, 1, 1},   {3, 5, 2},    {5, 17, 3},   {4, 16, 4},   {8, 31, 5},
                          {33, 100, 7}, {7, 129, 9},  {64, 64, 1},  {130, 257, 66}, {260, 96, 130}};

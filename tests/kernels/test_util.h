@@ -1,12 +1,18 @@
 // Helpers shared by the kernel tests: random weights of every type and an ISA sweep.
 #pragma once
+#include <gtest/gtest.h>
+
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <string>
 #include <random>
 #include <vector>
 
 #include "core/dtype.h"
 #include "kernels/isa.h"
 #include "kernels/ops.h"
+#include "kernels/ref/ref.h"
 
 namespace verdict::kernels::testing {
 
@@ -43,6 +49,7 @@ struct RandomWeight {
   std::vector<uint16_t> bf16;
   std::vector<uint32_t> packed;
   std::vector<float> scales, biases;
+  std::vector<uint8_t> blocks;
   WeightMatrix view;
 };
 
@@ -76,8 +83,65 @@ inline RandomWeight make_weight(std::mt19937& rng, WeightType type, int64_t rows
       w.view.biases = w.biases.data();
       break;
     }
+    default: {
+      // Random bytes, then finite half-precision scales (of both signs) where the format keeps them.
+      std::uniform_int_distribution<int> byte(0, 255);
+      w.blocks.resize(static_cast<std::size_t>(rows * w.view.row_bytes()));
+      for (auto& b : w.blocks) b = static_cast<uint8_t>(byte(rng));
+      std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+      auto put_half = [&](std::size_t at, float v) {
+        const uint16_t h = f32_to_f16(v);
+        w.blocks[at] = static_cast<uint8_t>(h & 0xFF);
+        w.blocks[at + 1] = static_cast<uint8_t>(h >> 8);
+      };
+      const int64_t bb = block_bytes(type);
+      for (std::size_t at = 0; at < w.blocks.size(); at += static_cast<std::size_t>(bb)) {
+        switch (type) {
+          case WeightType::F16:
+            put_half(at, dist(rng));
+            break;
+          case WeightType::Q8_0:
+            put_half(at, dist(rng) * 0.01f);
+            break;
+          case WeightType::Q4_0:
+            put_half(at, dist(rng) * 0.1f);
+            break;
+          case WeightType::Q4_K:
+            put_half(at, dist(rng) * 0.01f);
+            put_half(at + 2, dist(rng) * 0.01f);
+            break;
+          case WeightType::Q6_K:
+            put_half(at + 208, dist(rng) * 0.001f);
+            break;
+          default:
+            break;
+        }
+      }
+      w.view.blocks = w.blocks.data();
+      break;
+    }
   }
   return w;
+}
+
+// Tolerance of an fp32 dot product of `cols` terms: a multiple of eps · Σ|w·x| (an error bound for
+// any summation order), so a wrong or missing term is always caught.
+inline void expect_matmul_close(const WeightMatrix& w, const std::vector<float>& x, int64_t n, const std::string& what) {
+  std::vector<float> y(static_cast<std::size_t>(n * w.rows), std::numeric_limits<float>::quiet_NaN());
+  std::vector<float> want(y.size());
+  matmul(w, x.data(), n, y.data());
+  ref::matmul(w, x.data(), n, want.data());
+  std::vector<float> row(static_cast<std::size_t>(w.cols));
+  for (int64_t r = 0; r < w.rows; ++r) {
+    ref::dequantize_row(w, r, row.data());
+    for (int64_t t = 0; t < n; ++t) {
+      double magnitude = 0.0;
+      for (int64_t c = 0; c < w.cols; ++c) magnitude += std::fabs(double(row[c]) * x[t * w.cols + c]);
+      const double tol = 2.0 * double(w.cols + 1) * std::numeric_limits<float>::epsilon() * magnitude + 1e-30;
+      const double got = y[t * w.rows + r];
+      ASSERT_NEAR(got, want[t * w.rows + r], tol) << what << " row " << r << " token " << t;
+    }
+  }
 }
 
 }  // namespace verdict::kernels::testing

@@ -136,7 +136,11 @@ void matmul_tile_avx2(const WeightMatrix& w, const float* x, int64_t t0, int64_t
   auto row_ptr = [&](int64_t row, int slot) -> const float* {
     if (w.type == WeightType::F32) return w.f32 + row * w.cols;
     float* dst = scratch + slot * w.cols;
-    dequantize_mlx_row(w, row, dst);
+    if (w.type == WeightType::MlxAffine) {
+      dequantize_mlx_row(w, row, dst);
+    } else {
+      ggml_dequantize_row_generic(w, row, dst);
+    }
     return dst;
   };
   for (; r + kPanelRows <= r1; r += kPanelRows) {
@@ -149,6 +153,10 @@ void matmul_tile_avx2(const WeightMatrix& w, const float* x, int64_t t0, int64_t
 void dequantize_row_avx2(const WeightMatrix& w, int64_t r, float* out) {
   if (w.type == WeightType::MlxAffine) {
     dequantize_mlx_row(w, r, out);
+    return;
+  }
+  if (is_ggml_type(w.type)) {
+    ggml_dequantize_row_generic(w, r, out);
     return;
   }
   int64_t c = 0;

@@ -125,7 +125,11 @@ void matmul_tile_avx512(const WeightMatrix& w, const float* x, int64_t t0, int64
   auto row_ptr = [&](int64_t row, int slot) -> const float* {
     if (w.type == WeightType::F32) return w.f32 + row * w.cols;
     float* dst = scratch + slot * w.cols;
-    dequantize_mlx_row(w, row, dst);
+    if (w.type == WeightType::MlxAffine) {
+      dequantize_mlx_row(w, row, dst);
+    } else {
+      ggml_dequantize_row_generic(w, row, dst);
+    }
     return dst;
   };
   for (; r + kPanelRows <= r1; r += kPanelRows) {
@@ -138,6 +142,10 @@ void matmul_tile_avx512(const WeightMatrix& w, const float* x, int64_t t0, int64
 void dequantize_row_avx512(const WeightMatrix& w, int64_t r, float* out) {
   if (w.type == WeightType::MlxAffine) {
     dequantize_mlx_row(w, r, out);
+    return;
+  }
+  if (is_ggml_type(w.type)) {
+    ggml_dequantize_row_generic(w, r, out);
     return;
   }
   int64_t c = 0;

@@ -135,7 +135,18 @@ void check_weight(const WeightMatrix& w, const char* what) {
       if (w.packed == nullptr || w.scales == nullptr || w.biases == nullptr)
         throw Error(name + ": missing quantized data, scales or biases");
       return;
+    case WeightType::F16:
+    case WeightType::Q8_0:
+    case WeightType::Q4_0:
+    case WeightType::Q4_K:
+    case WeightType::Q6_K:
+      if (w.cols % block_values(w.type) != 0)
+        throw Error(name + ": " + std::to_string(w.cols) + " columns are not a multiple of the " +
+                    std::to_string(block_values(w.type)) + "-value block");
+      if (w.blocks == nullptr) throw Error(name + ": missing block data");
+      return;
   }
+  throw Error(name + ": unknown weight type");
 }
 
 void matmul(const WeightMatrix& w, const float* x, int64_t n, float* y) {

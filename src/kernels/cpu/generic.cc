@@ -20,8 +20,10 @@ const float* row_f32(const WeightMatrix& w, int64_t r, float* scratch) {
     case WeightType::MlxAffine:
       mlx_dequantize_row_generic(w, r, scratch);
       return scratch;
+    default:
+      ggml_dequantize_row_generic(w, r, scratch);
+      return scratch;
   }
-  return scratch;
 }
 
 float dot_generic(const float* a, const float* b, int64_t n) {
@@ -49,6 +51,9 @@ void dequantize_row_generic(const WeightMatrix& w, int64_t r, float* out) {
     case WeightType::MlxAffine:
       mlx_dequantize_row_generic(w, r, out);
       return;
+    default:
+      ggml_dequantize_row_generic(w, r, out);
+      return;
   }
 }
 
@@ -60,7 +65,99 @@ void scale_generic(int64_t n, float a, float* x) {
   for (int64_t i = 0; i < n; ++i) x[i] *= a;
 }
 
+float load_half(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, sizeof h);
+  return f16_to_f32(h);
+}
+
+// ggml's dequantize_row_q4_K, one super-block: 4 chunks of 64 values, each two sub-blocks sharing
+// 32 bytes (low nibbles first); scales and mins from get_scale_min_k4.
+void dequantize_q4k_block(const uint8_t* b, float* y) {
+  const float d = load_half(b), dmin = load_half(b + 2);
+  const uint8_t* s = b + 4;
+  const uint8_t* q = b + 16;
+  for (int chunk = 0; chunk < 4; ++chunk) {
+    float dl[2], ml[2];
+    for (int h = 0; h < 2; ++h) {
+      const int j = 2 * chunk + h;
+      const int sc = j < 4 ? (s[j] & 63) : ((s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4));
+      const int m = j < 4 ? (s[j + 4] & 63) : ((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
+      dl[h] = d * static_cast<float>(sc);
+      ml[h] = dmin * static_cast<float>(m);
+    }
+    for (int l = 0; l < 32; ++l) {
+      const float lo = dl[0] * static_cast<float>(q[l] & 0xF);
+      const float hi = dl[1] * static_cast<float>(q[l] >> 4);
+      y[l] = lo - ml[0];
+      y[32 + l] = hi - ml[1];
+    }
+    q += 32;
+    y += 64;
+  }
+}
+
+// ggml's dequantize_row_q6_K, one super-block: two halves of 128 values.
+void dequantize_q6k_block(const uint8_t* b, float* y) {
+  const float d = load_half(b + 208);
+  const uint8_t* ql = b;
+  const uint8_t* qh = b + 128;
+  const auto* sc = reinterpret_cast<const int8_t*>(b + 192);
+  for (int half = 0; half < 2; ++half) {
+    for (int l = 0; l < 32; ++l) {
+      const int is = l / 16;
+      const int q1 = ((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
+      const int q2 = ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
+      const int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+      const int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+      y[l] = (d * static_cast<float>(sc[is])) * static_cast<float>(q1);
+      y[l + 32] = (d * static_cast<float>(sc[is + 2])) * static_cast<float>(q2);
+      y[l + 64] = (d * static_cast<float>(sc[is + 4])) * static_cast<float>(q3);
+      y[l + 96] = (d * static_cast<float>(sc[is + 6])) * static_cast<float>(q4);
+    }
+    y += 128;
+    ql += 64;
+    qh += 32;
+    sc += 8;
+  }
+}
+
 }  // namespace
+
+void ggml_dequantize_row_generic(const WeightMatrix& w, int64_t r, float* out) {
+  const uint8_t* row = w.blocks + r * w.row_bytes();
+  const int64_t nb = w.cols / block_values(w.type);
+  switch (w.type) {
+    case WeightType::F16:
+      for (int64_t c = 0; c < w.cols; ++c) out[c] = load_half(row + 2 * c);
+      return;
+    case WeightType::Q8_0:
+      for (int64_t i = 0; i < nb; ++i) {
+        const uint8_t* b = row + i * 34;
+        const float d = load_half(b);
+        for (int j = 0; j < 32; ++j) out[i * 32 + j] = static_cast<float>(static_cast<int8_t>(b[2 + j])) * d;
+      }
+      return;
+    case WeightType::Q4_0:
+      for (int64_t i = 0; i < nb; ++i) {
+        const uint8_t* b = row + i * 18;
+        const float d = load_half(b);
+        for (int j = 0; j < 16; ++j) {
+          out[i * 32 + j] = static_cast<float>((b[2 + j] & 0xF) - 8) * d;
+          out[i * 32 + j + 16] = static_cast<float>((b[2 + j] >> 4) - 8) * d;
+        }
+      }
+      return;
+    case WeightType::Q4_K:
+      for (int64_t i = 0; i < nb; ++i) dequantize_q4k_block(row + i * 144, out + i * 256);
+      return;
+    case WeightType::Q6_K:
+      for (int64_t i = 0; i < nb; ++i) dequantize_q6k_block(row + i * 210, out + i * 256);
+      return;
+    default:
+      return;
+  }
+}
 
 void mlx_dequantize_row_generic(const WeightMatrix& w, int64_t r, float* out) {
   const uint32_t* row = w.packed + r * w.packed_row_words();

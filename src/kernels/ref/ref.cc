@@ -5,6 +5,72 @@
 #include "core/dtype.h"
 
 namespace verdict::kernels::ref {
+namespace {
+
+float half_at(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, sizeof h);
+  return f16_to_f32(h);
+}
+
+// ggml's get_scale_min_k4: the 6-bit scale and min of sub-block j (0..7) from the 12 packed bytes.
+void q4k_scale_min(int j, const uint8_t* q, int& sc, int& m) {
+  if (j < 4) {
+    sc = q[j] & 63;
+    m = q[j + 4] & 63;
+  } else {
+    sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+    m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+  }
+}
+
+float ggml_weight_at(const WeightMatrix& w, int64_t r, int64_t c) {
+  const uint8_t* row = w.blocks + r * w.row_bytes();
+  const int64_t bv = block_values(w.type);
+  const uint8_t* b = row + (c / bv) * block_bytes(w.type);
+  const int i = static_cast<int>(c % bv);
+  switch (w.type) {
+    case WeightType::F16:
+      return half_at(b);
+    case WeightType::Q8_0:
+      return static_cast<float>(static_cast<int8_t>(b[2 + i])) * half_at(b);
+    case WeightType::Q4_0: {
+      const uint8_t byte = b[2 + i % 16];
+      const int q = i < 16 ? (byte & 0xF) : (byte >> 4);
+      return static_cast<float>(q - 8) * half_at(b);
+    }
+    case WeightType::Q4_K: {
+      const float d = half_at(b), dmin = half_at(b + 2);
+      const uint8_t* scales = b + 4;
+      const uint8_t* qs = b + 16;
+      const int j = i / 32;  // sub-block; pairs (2k, 2k+1) share the bytes qs[32k .. 32k+31]
+      const uint8_t byte = qs[(i / 64) * 32 + i % 32];
+      const int q = j % 2 == 0 ? (byte & 0xF) : (byte >> 4);
+      int sc = 0, m = 0;
+      q4k_scale_min(j, scales, sc, m);
+      const float d1 = d * static_cast<float>(sc);
+      const float m1 = dmin * static_cast<float>(m);
+      const float scaled = d1 * static_cast<float>(q);
+      return scaled - m1;
+    }
+    case WeightType::Q6_K: {
+      const uint8_t* ql = b + 64 * (i / 128);
+      const uint8_t* qh = b + 128 + 32 * (i / 128);
+      const auto* sc = reinterpret_cast<const int8_t*>(b + 192) + 8 * (i / 128);
+      const float d = half_at(b + 208);
+      const int k = i % 128, quad = k / 32, l = k % 32;
+      const uint8_t lo = ql[l + (quad % 2) * 32];
+      const int nibble = quad < 2 ? (lo & 0xF) : (lo >> 4);
+      const int q = (nibble | (((qh[l] >> (2 * quad)) & 3) << 4)) - 32;
+      const float ds = d * static_cast<float>(sc[l / 16 + 2 * quad]);
+      return ds * static_cast<float>(q);
+    }
+    default:
+      return 0.0f;
+  }
+}
+
+}  // namespace
 
 float weight_at(const WeightMatrix& w, int64_t r, int64_t c) {
   switch (w.type) {
@@ -24,6 +90,12 @@ float weight_at(const WeightMatrix& w, int64_t r, int64_t c) {
       const float scaled = w.scales[g] * static_cast<float>(q);
       return scaled + w.biases[g];
     }
+    case WeightType::F16:
+    case WeightType::Q8_0:
+    case WeightType::Q4_0:
+    case WeightType::Q4_K:
+    case WeightType::Q6_K:
+      return ggml_weight_at(w, r, c);
   }
   return 0.0f;
 }
