@@ -21,7 +21,7 @@ class Qwen35StepModel final : public StepModel {
   std::size_t state_bytes() const override { return pool_.bytes(); }
   int64_t acquire() override { return pool_.acquire(); }
   void release(int64_t slot) override { pool_.release(slot); }
-  void forward(std::span<const StepInput> batch, std::vector<float>& hidden) override;
+  void forward(std::span<const StepInput> batch, StepOutput& out) override;
 
  private:
   const models::qwen35::Backbone& backbone_;

@@ -27,6 +27,7 @@ std::size_t bucket_of(int64_t sequences) {
 Scheduler::Scheduler(std::unique_ptr<StepModel> model, SchedulerOptions options)
     : model_(std::move(model)), options_(std::move(options)) {
   if (!model_) throw Error("scheduler needs a model");
+  gate_ = options_.gate ? options_.gate : ComputeGate::shared();
   thread_ = std::thread([this] { run(); });
 }
 
@@ -39,18 +40,22 @@ Scheduler::~Scheduler() {
   thread_.join();
 }
 
-std::shared_ptr<Job> Scheduler::submit(std::vector<TokenId> tokens) {
-  if (tokens.empty()) throw Error("cannot run an empty record");
+void Scheduler::check_tokens(std::span<const TokenId> tokens, const char* what) const {
+  if (tokens.empty()) throw Error(std::string("cannot run an empty ") + what);
   const auto n = static_cast<int64_t>(tokens.size());
   if (n > model_->max_tokens())
-    throw Error("record of " + std::to_string(n) + " tokens exceeds the " + std::to_string(model_->max_tokens()) +
-                "-token sequence state of model '" + options_.name + "'");
+    throw Error(std::string(what) + " of " + std::to_string(n) + " tokens exceeds the " +
+                std::to_string(model_->max_tokens()) + "-token sequence state of model '" + options_.name + "'");
   const int64_t vocab = model_->vocab_size();
   for (TokenId id : tokens)
     if (id < 0 || id >= vocab)
       throw Error("token id " + std::to_string(id) + " is outside the vocabulary of model '" + options_.name +
                   "' (" + std::to_string(vocab) + " ids)");
+}
 
+std::shared_ptr<Job> Scheduler::submit(std::vector<TokenId> tokens) {
+  check_tokens(tokens, "record");
+  const auto n = static_cast<int64_t>(tokens.size());
   auto job = std::make_shared<Job>(std::move(tokens), model_->hidden_size());
   {
     std::lock_guard lock(mutex_);
@@ -64,6 +69,38 @@ std::shared_ptr<Job> Scheduler::submit(std::vector<TokenId> tokens) {
   }
   wake_.notify_one();
   return job;
+}
+
+std::shared_ptr<GenerationJob> Scheduler::submit_generation(std::vector<TokenId> prompt,
+                                                            std::shared_ptr<TokenSource> source) {
+  if (!source) throw Error("a generation needs a token source");
+  check_tokens(prompt, "prompt");
+  auto job = std::make_shared<GenerationJob>(std::move(prompt), std::move(source));
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) throw Error("model '" + options_.name + "' is being unloaded");
+    if (gen_queue_.size() >= options_.max_queue) {
+      ++stats_.jobs_rejected;
+      throw QueueFullError("server busy: the queue for model '" + options_.name + "' is full; retry later");
+    }
+    gen_queue_.push_back(job);
+  }
+  wake_.notify_one();
+  return job;
+}
+
+bool Scheduler::cancel(const std::shared_ptr<GenerationJob>& job) {
+  std::lock_guard lock(mutex_);
+  if (job->finished()) return false;
+  const auto it = std::find(gen_queue_.begin(), gen_queue_.end(), job);
+  if (it != gen_queue_.end()) {
+    gen_queue_.erase(it);
+    end_generation_locked(job, EndReason::kCancelled, "request cancelled before it ran");
+    return true;
+  }
+  job->cancel_requested_.store(true);
+  wake_.notify_all();
+  return true;
 }
 
 bool Scheduler::cancel_queued(const std::shared_ptr<Job>& job) {
@@ -91,6 +128,8 @@ SchedulerStats Scheduler::stats() const {
   SchedulerStats s = stats_;
   s.queued = queue_.size();
   s.running = active_.size();
+  s.generations_queued = gen_queue_.size();
+  s.generations_running = gen_active_.size();
   return s;
 }
 
@@ -118,15 +157,39 @@ void Scheduler::finish_locked(const std::shared_ptr<Job>& job, JobState state, s
   active_.erase(std::find(active_.begin(), active_.end(), job));
 }
 
+// Ends a generation the engine holds or held queued: frees its slot, tells its source (unless the
+// source finished it: reason nullopt) and drops it.
+void Scheduler::end_generation_locked(const std::shared_ptr<GenerationJob>& job, std::optional<EndReason> reason,
+                                      const std::string& message) {
+  if (job->slot_ >= 0) {
+    model_->release(job->slot_);
+    job->slot_ = -1;
+  }
+  if (!reason) ++stats_.generations_done;
+  else if (*reason == EndReason::kContextFull) ++stats_.generations_done;
+  else if (*reason == EndReason::kCancelled) ++stats_.generations_cancelled;
+  else ++stats_.generations_failed;
+  job->finished_.store(true);
+  if (reason) job->source_->end(*reason, message);
+  const auto it = std::find(gen_active_.begin(), gen_active_.end(), job);
+  if (it != gen_active_.end()) gen_active_.erase(it);
+}
+
 void Scheduler::drop_cancelled_locked() {
   for (std::size_t i = active_.size(); i-- > 0;) {
     const std::shared_ptr<Job> job = active_[i];
     if (job->cancel_requested_.load()) finish_locked(job, JobState::kCancelled, "request cancelled while it ran");
   }
+  for (std::size_t i = gen_active_.size(); i-- > 0;) {
+    const std::shared_ptr<GenerationJob> job = gen_active_[i];
+    if (job->cancel_requested_.load()) end_generation_locked(job, EndReason::kCancelled, "request cancelled while it ran");
+  }
 }
 
+// Decisions first: their callers block on the answer.
 void Scheduler::admit_locked() {
-  while (!queue_.empty() && static_cast<int64_t>(active_.size()) < model_->slots()) {
+  auto occupied = [&] { return static_cast<int64_t>(active_.size() + gen_active_.size()); };
+  while (!queue_.empty() && occupied() < model_->slots()) {
     std::shared_ptr<Job> job = std::move(queue_.front());
     queue_.pop_front();
     job->slot_ = model_->acquire();
@@ -135,38 +198,104 @@ void Scheduler::admit_locked() {
     job->mark_running();
     active_.push_back(std::move(job));
   }
+  while (!gen_queue_.empty() && occupied() < model_->slots()) {
+    std::shared_ptr<GenerationJob> job = std::move(gen_queue_.front());
+    gen_queue_.pop_front();
+    job->slot_ = model_->acquire();
+    job->prefilled_ = 0;
+    job->length_ = 0;
+    job->pending_.reset();
+    job->started_.store(true);
+    gen_active_.push_back(std::move(job));
+  }
 }
+
+// What one step runs: decision chunks, then one token per decoding generation, then generation
+// prefill chunks.
+struct Scheduler::StepPlan {
+  std::vector<std::shared_ptr<Job>> jobs;
+  std::vector<PlannedChunk> chunks;  // per job
+  struct Gen {
+    std::shared_ptr<GenerationJob> job;
+    int64_t tokens = 0;
+    bool decode = false;
+    bool logits = false;
+  };
+  std::vector<Gen> gens;
+  std::vector<StepInput> inputs;  // jobs, then gens
+  int64_t rows() const {
+    int64_t n = 0;
+    for (const StepInput& in : inputs) n += static_cast<int64_t>(in.tokens.size());
+    return n;
+  }
+};
+
+void Scheduler::plan_locked(StepPlan& plan) {
+  std::vector<int64_t> remaining;
+  for (const auto& job : active_) remaining.push_back(static_cast<int64_t>(job->tokens().size() - job->done_tokens_));
+  plan.chunks = plan_step(remaining, options_.batch);
+  for (const PlannedChunk& c : plan.chunks) {
+    const std::shared_ptr<Job>& job = active_[c.sequence];
+    plan.jobs.push_back(job);
+    plan.inputs.push_back({job->slot_, job->tokens().subspan(job->done_tokens_, static_cast<std::size_t>(c.tokens)), false});
+  }
+  for (const auto& job : gen_active_)
+    if (job->pending_) plan.gens.push_back({job, 1, true, true});
+  int64_t prefill_budget = std::max<int64_t>(1, options_.batch.chunk_tokens);
+  for (const auto& job : gen_active_) {
+    if (job->pending_ || prefill_budget == 0) continue;
+    const auto left = static_cast<int64_t>(job->prompt().size() - job->prefilled_);
+    const int64_t n = std::min(left, prefill_budget);
+    prefill_budget -= n;
+    plan.gens.push_back({job, n, false, n == left});
+  }
+  for (const StepPlan::Gen& g : plan.gens) {
+    const GenerationJob& job = *g.job;
+    const std::span<const TokenId> tokens = g.decode ? std::span<const TokenId>(&*job.pending_, 1)
+                                                     : job.prompt().subspan(job.prefilled_, static_cast<std::size_t>(g.tokens));
+    plan.inputs.push_back({job.slot_, tokens, g.logits});
+  }
+}
+
+// The engine thread, without the lock: progress of the generations of a successful step and their
+// next tokens. Jobs that finish are marked; the caller drops them under the lock.
+void Scheduler::after_generation_step(StepPlan& plan, const StepOutput& out) {
+  const auto vocab = static_cast<std::size_t>(model_->vocab_size());
+  std::size_t logits_row = 0;
+  for (StepPlan::Gen& g : plan.gens) {
+    GenerationJob& job = *g.job;
+    job.length_ += g.tokens;
+    if (g.decode) job.pending_.reset();
+    else job.prefilled_ += static_cast<std::size_t>(g.tokens);
+    if (!g.logits) continue;
+    const std::span<const float> row(out.logits.data() + logits_row * vocab, vocab);
+    ++logits_row;
+    if (job.cancel_requested_.load()) continue;  // dropped as cancelled below
+    job.pending_ = job.source_->next(row);
+  }
+}
+
 
 void Scheduler::run() {
   name_thread(options_.name);
-  std::vector<float> hidden;
-  std::vector<StepInput> inputs;
-  std::vector<int64_t> remaining;
+  StepOutput out;
   for (;;) {
-    std::vector<std::shared_ptr<Job>> batch;
-    std::vector<PlannedChunk> plan;
+    StepPlan plan;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || !active_.empty(); });
+      wake_.wait(lock, [&] {
+        return stopping_ || !queue_.empty() || !active_.empty() || !gen_queue_.empty() || !gen_active_.empty();
+      });
       if (stopping_) break;
       drop_cancelled_locked();
       try {
         admit_locked();
       } catch (const std::exception&) {
-        // No free slot although active_ < slots(): cannot happen with a consistent model; run
-        // what holds a slot and retry admission next step.
+        // No free slot although fewer jobs than slots run: cannot happen with a consistent model;
+        // run what holds a slot and retry admission next step.
       }
-      remaining.clear();
-      for (const auto& job : active_)
-        remaining.push_back(static_cast<int64_t>(job->tokens().size() - job->done_tokens_));
-      plan = plan_step(remaining, options_.batch);
-      if (plan.empty()) continue;
-      inputs.clear();
-      for (const PlannedChunk& c : plan) {
-        const std::shared_ptr<Job>& job = active_[c.sequence];
-        batch.push_back(job);
-        inputs.push_back({job->slot_, job->tokens().subspan(job->done_tokens_, static_cast<std::size_t>(c.tokens))});
-      }
+      plan_locked(plan);
+      if (plan.inputs.empty()) continue;
     }
 
     // The forward pass runs without the lock: submitters and cancellers are never blocked by it.
@@ -174,40 +303,62 @@ void Scheduler::run() {
     std::string failure;
     const auto t0 = std::chrono::steady_clock::now();
     try {
-      model_->forward(inputs, hidden);
-      int64_t rows = 0;
-      for (const PlannedChunk& c : plan) rows += c.tokens;
-      if (hidden.size() != static_cast<std::size_t>(rows * model_->hidden_size()))
-        throw Error("forward step returned " + std::to_string(hidden.size()) + " values for " + std::to_string(rows) +
+      GateHold hold(*gate_, plan.jobs.empty() ? StepPriority::kGeneration : StepPriority::kDecision);
+      model_->forward(plan.inputs, out);
+      const int64_t rows = plan.rows();
+      if (out.hidden.size() != static_cast<std::size_t>(rows * model_->hidden_size()))
+        throw Error("forward step returned " + std::to_string(out.hidden.size()) + " values for " + std::to_string(rows) +
                     " rows of hidden size " + std::to_string(model_->hidden_size()));
+      std::size_t logit_rows = 0;
+      for (const StepInput& in : plan.inputs) logit_rows += in.last_logits ? 1 : 0;
+      if (out.logits.size() != logit_rows * static_cast<std::size_t>(model_->vocab_size()))
+        throw Error("forward step returned " + std::to_string(out.logits.size()) + " logits for " +
+                    std::to_string(logit_rows) + " rows of vocabulary size " + std::to_string(model_->vocab_size()));
     } catch (const std::exception& e) {
       failure = std::string("forward step failed: ") + e.what();
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (failure.empty()) after_generation_step(plan, out);
 
     std::lock_guard lock(mutex_);
     ++stats_.steps;
     stats_.busy_seconds += seconds;
-    const auto sequences = static_cast<int64_t>(plan.size());
+    const auto sequences = static_cast<int64_t>(plan.inputs.size());
     stats_.step_sequences += static_cast<uint64_t>(sequences);
     stats_.max_step_sequences = std::max(stats_.max_step_sequences, sequences);
     ++stats_.step_sequence_counts[bucket_of(sequences)];
     std::size_t offset = 0;
     const auto h = static_cast<std::size_t>(model_->hidden_size());
-    for (std::size_t i = 0; i < plan.size(); ++i) {
-      const std::shared_ptr<Job>& job = batch[i];
-      const auto n = static_cast<std::size_t>(plan[i].tokens);
+    for (std::size_t i = 0; i < plan.jobs.size(); ++i) {
+      const std::shared_ptr<Job>& job = plan.jobs[i];
+      const auto n = static_cast<std::size_t>(plan.chunks[i].tokens);
       if (!failure.empty()) {
         finish_locked(job, JobState::kFailed, failure);
         continue;
       }
       stats_.step_tokens += n;
-      job->rows_.insert(job->rows_.end(), hidden.begin() + static_cast<std::ptrdiff_t>(offset * h),
-                        hidden.begin() + static_cast<std::ptrdiff_t>((offset + n) * h));
+      job->rows_.insert(job->rows_.end(), out.hidden.begin() + static_cast<std::ptrdiff_t>(offset * h),
+                        out.hidden.begin() + static_cast<std::ptrdiff_t>((offset + n) * h));
       offset += n;
       job->done_tokens_ += n;
       stats_.pending_tokens -= static_cast<int64_t>(n);
       if (job->done_tokens_ == job->tokens().size()) finish_locked(job, JobState::kDone, "");
+    }
+    for (const StepPlan::Gen& g : plan.gens) {
+      const std::shared_ptr<GenerationJob>& job = g.job;
+      if (!failure.empty()) {
+        end_generation_locked(job, EndReason::kFailed, failure);
+        continue;
+      }
+      stats_.step_tokens += static_cast<uint64_t>(g.tokens);
+      if (!g.decode) stats_.prompt_tokens += static_cast<uint64_t>(g.tokens);
+      if (!g.logits || job->cancel_requested_.load()) continue;
+      ++stats_.generated_tokens;  // the source sampled one token from this row
+      if (!job->pending_) {
+        end_generation_locked(job, std::nullopt, "");
+      } else if (job->length_ >= model_->max_tokens()) {
+        end_generation_locked(job, EndReason::kContextFull, "the context is full");
+      }
     }
   }
 
@@ -219,6 +370,9 @@ void Scheduler::run() {
     job->finish(JobState::kCancelled, {}, "model '" + options_.name + "' was unloaded");
   }
   queue_.clear();
+  while (!gen_active_.empty()) end_generation_locked(gen_active_.back(), EndReason::kCancelled, "model '" + options_.name + "' was unloaded");
+  for (const auto& job : gen_queue_) end_generation_locked(job, EndReason::kCancelled, "model '" + options_.name + "' was unloaded");
+  gen_queue_.clear();
   stats_.pending_tokens = 0;
 }
 

@@ -1,7 +1,14 @@
-// The decision scheduler: one engine thread per loaded model owns the model's compute and state.
-// HTTP threads submit encoded records and wait on their Job; the engine thread admits queued jobs
-// to free state slots, and each step runs ONE batched forward over the next chunk of every running
-// job (up to max_batch_tokens), so records from different clients share forward passes.
+// The scheduler: one engine thread per loaded model owns the model's compute and state.
+// HTTP threads submit encoded records (decisions: Job) or prompts (generation: GenerationJob); the
+// engine thread admits queued jobs to free state slots and runs continuous batching: each step is
+// ONE batched forward over
+//   * the next chunk of every running record (up to max_batch_tokens): records from different
+//     clients share forward passes;
+//   * one token of every decoding generation (sequences join and leave between steps);
+//   * prefill chunks of generations whose prompt is still running, at most chunk_tokens in all,
+//     so a long prompt never stalls the running streams for more than one chunk.
+// Decisions are admitted before generations, and every step passes the process-wide ComputeGate,
+// where steps carrying decisions go first.
 //
 // Admission is bounded: submit() refuses with QueueFullError once max_queue jobs are waiting.
 #pragma once
@@ -19,6 +26,8 @@
 
 #include "core/error.h"
 #include "engine/batch_plan.h"
+#include "engine/compute_gate.h"
+#include "engine/generation_job.h"
 #include "engine/job.h"
 #include "engine/step_model.h"
 
@@ -34,6 +43,7 @@ struct SchedulerOptions {
   BatchLimits batch;
   std::size_t max_queue = 64;  // jobs waiting for a slot
   std::string name = "model";  // in messages
+  std::shared_ptr<ComputeGate> gate;  // default: ComputeGate::shared()
 };
 
 // Upper bounds of the sequences-per-step histogram (the last bucket is +Inf).
@@ -49,6 +59,11 @@ struct SchedulerStats {
   int64_t max_step_sequences = 0; // the most sequences one step has run
   std::array<uint64_t, kStepSequenceBuckets.size() + 1> step_sequence_counts{};  // per bucket, not cumulative
   uint64_t jobs_done = 0, jobs_failed = 0, jobs_cancelled = 0, jobs_rejected = 0;
+  // Generation.
+  std::size_t generations_queued = 0, generations_running = 0;
+  uint64_t generated_tokens = 0;  // tokens sampled (decode steps fed, plus each final token)
+  uint64_t prompt_tokens = 0;     // generation prompt tokens prefilled
+  uint64_t generations_done = 0, generations_cancelled = 0, generations_failed = 0;
   double busy_seconds = 0;        // time spent inside forward
 
   // Tokens per second of forward time (0 before the first step).
@@ -68,6 +83,15 @@ class Scheduler {
   // when the scheduler is stopping.
   std::shared_ptr<Job> submit(std::vector<TokenId> tokens);
 
+  // Queues a generation. Throws QueueFullError when max_queue generations already wait, and
+  // verdict::Error for a prompt the model cannot run (empty, longer than a state slot, ids outside
+  // the vocabulary) or when the scheduler is stopping. The source receives next() after the
+  // prompt and after every token it returns, then end() unless next() finished it.
+  std::shared_ptr<GenerationJob> submit_generation(std::vector<TokenId> prompt, std::shared_ptr<TokenSource> source);
+  // Stops a generation: at once when queued, at the next step when running (source->end(kCancelled)).
+  // False when it already finished.
+  bool cancel(const std::shared_ptr<GenerationJob>& job);
+
   // Removes a job that has not started from the queue (it finishes as cancelled); false when it
   // already runs or finished.
   bool cancel_queued(const std::shared_ptr<Job>& job);
@@ -84,10 +108,16 @@ class Scheduler {
   const SchedulerOptions& options() const { return options_; }
 
  private:
+  struct StepPlan;
   void run();
+  void check_tokens(std::span<const TokenId> tokens, const char* what) const;
   void admit_locked();
   void drop_cancelled_locked();
   void finish_locked(const std::shared_ptr<Job>& job, JobState state, std::string error);
+  void end_generation_locked(const std::shared_ptr<GenerationJob>& job, std::optional<EndReason> reason,
+                             const std::string& message);
+  void plan_locked(StepPlan& plan);
+  void after_generation_step(StepPlan& plan, const StepOutput& out);
 
   std::unique_ptr<StepModel> model_;
   const SchedulerOptions options_;
@@ -96,6 +126,9 @@ class Scheduler {
   std::condition_variable wake_;
   std::deque<std::shared_ptr<Job>> queue_;
   std::vector<std::shared_ptr<Job>> active_;  // admission order
+  std::deque<std::shared_ptr<GenerationJob>> gen_queue_;
+  std::vector<std::shared_ptr<GenerationJob>> gen_active_;  // admission order
+  std::shared_ptr<ComputeGate> gate_;
   bool stopping_ = false;
   SchedulerStats stats_;
   std::thread thread_;

@@ -1,7 +1,9 @@
 // The model side of the scheduler: something that runs one forward step over a batch of sequences,
-// each in its own state slot, and returns the final-norm hidden row of every new token.
+// each in its own state slot, and returns the final-norm hidden row of every new token and, for the
+// sequences that ask, the logits of their last new token (generation samples from them).
 //
-// The engine knows nothing about Clef, records or answers: it only appends tokens to sequences. The
+// The engine knows nothing about Clef, records, answers or sampling: it only appends tokens to
+// sequences. The
 // Qwen3.5 backbone is adapted in qwen35_step_model.h; tests plug in deterministic or gated fakes.
 // A StepModel is used by one thread at a time (the model's engine thread).
 #pragma once
@@ -18,6 +20,12 @@ using TokenId = int32_t;
 struct StepInput {
   int64_t slot = 0;
   std::span<const TokenId> tokens;
+  bool last_logits = false;  // also compute the logits of the last of `tokens`
+};
+
+struct StepOutput {
+  std::vector<float> hidden;  // [Σ n, hidden_size], sequences in batch order
+  std::vector<float> logits;  // [inputs with last_logits, vocab_size], in batch order
 };
 
 class StepModel {
@@ -37,10 +45,10 @@ class StepModel {
   virtual int64_t acquire() = 0;
   virtual void release(int64_t slot) = 0;
 
-  // One step over distinct acquired slots. `hidden` receives [Σ n, hidden_size] rows, sequences in
-  // batch order. A sequence's rows never depend on the other sequences of the batch. Throws
-  // verdict::Error; the slots of a failed step must be released and not reused as they are.
-  virtual void forward(std::span<const StepInput> batch, std::vector<float>& hidden) = 0;
+  // One step over distinct acquired slots (see StepOutput). A sequence's rows never depend on the
+  // other sequences of the batch. Throws verdict::Error; the slots of a failed step must be
+  // released and not reused as they are.
+  virtual void forward(std::span<const StepInput> batch, StepOutput& out) = 0;
 };
 
 }  // namespace verdict::engine

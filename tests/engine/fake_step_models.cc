@@ -41,14 +41,20 @@ int64_t PrefixHashModel::acquire() {
 
 void PrefixHashModel::release(int64_t slot) { used_.at(static_cast<std::size_t>(slot)) = false; }
 
-void PrefixHashModel::forward(std::span<const StepInput> batch, std::vector<float>& hidden) {
+constexpr uint32_t kLogitSalt = 0x5bd1e995U;
+
+void PrefixHashModel::forward(std::span<const StepInput> batch, StepOutput& out) {
   if (fail_next.exchange(false)) throw Error("injected failure");
-  std::size_t rows = 0;
+  std::size_t rows = 0, logit_rows = 0;
   for (const StepInput& in : batch) {
     if (!used_.at(static_cast<std::size_t>(in.slot))) throw Error("slot not acquired");
     rows += in.tokens.size();
+    logit_rows += in.last_logits ? 1 : 0;
   }
+  std::vector<float>& hidden = out.hidden;
   hidden.assign(rows * static_cast<std::size_t>(hidden_), 0.0f);
+  out.logits.assign(logit_rows * static_cast<std::size_t>(vocab_), 0.0f);
+  std::size_t l = 0;
   std::size_t r = 0;
   for (const StepInput& in : batch) {
     auto& h = state_[static_cast<std::size_t>(in.slot)];
@@ -60,16 +66,26 @@ void PrefixHashModel::forward(std::span<const StepInput> batch, std::vector<floa
       expand(h, hidden_, hidden.data() + r * static_cast<std::size_t>(hidden_));
       ++r;
     }
+    if (in.last_logits) expand(h ^ kLogitSalt, vocab_, out.logits.data() + l++ * static_cast<std::size_t>(vocab_));
   }
 }
 
 std::vector<float> PrefixHashModel::reference(std::span<const TokenId> tokens, int64_t hidden) {
   PrefixHashModel m(hidden, 1 << 30, 1, static_cast<int64_t>(tokens.size()) + 1);
   const int64_t slot = m.acquire();
-  std::vector<float> out;
-  const StepInput in{slot, tokens};
+  StepOutput out;
+  const StepInput in{slot, tokens, false};
   m.forward(std::span<const StepInput>(&in, 1), out);
-  return out;
+  return out.hidden;
+}
+
+std::vector<float> PrefixHashModel::reference_logits(std::span<const TokenId> tokens, int64_t vocab) {
+  PrefixHashModel m(1, vocab, 1, static_cast<int64_t>(tokens.size()) + 1);
+  const int64_t slot = m.acquire();
+  StepOutput out;
+  const StepInput in{slot, tokens, true};
+  m.forward(std::span<const StepInput>(&in, 1), out);
+  return out.logits;
 }
 
 void Gate::close() {

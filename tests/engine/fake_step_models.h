@@ -14,7 +14,9 @@
 
 namespace verdict::engine::testing {
 
-// Row t of a sequence = expand(hash(tokens[0..t])) over `hidden` floats.
+// Row t of a sequence = expand(hash(tokens[0..t])) over `hidden` floats; its logits row (when asked)
+// = expand(hash ^ kLogitSalt) over `vocab` floats, so a generation's next token depends on its
+// whole prefix too.
 class PrefixHashModel final : public StepModel {
  public:
   PrefixHashModel(int64_t hidden, int64_t vocab, int64_t slots, int64_t max_tokens);
@@ -26,10 +28,12 @@ class PrefixHashModel final : public StepModel {
   std::size_t state_bytes() const override { return state_.size() * sizeof(uint32_t); }
   int64_t acquire() override;
   void release(int64_t slot) override;
-  void forward(std::span<const StepInput> batch, std::vector<float>& hidden) override;
+  void forward(std::span<const StepInput> batch, StepOutput& out) override;
 
   // What a sequence of `tokens` run alone gives.
   static std::vector<float> reference(std::span<const TokenId> tokens, int64_t hidden);
+  // The logits row after `tokens` run alone.
+  static std::vector<float> reference_logits(std::span<const TokenId> tokens, int64_t vocab);
 
   // Throws from forward() while set.
   std::atomic<bool> fail_next{false};
@@ -69,9 +73,9 @@ class GatedStepModel final : public StepModel {
   std::size_t state_bytes() const override { return inner_->state_bytes(); }
   int64_t acquire() override { return inner_->acquire(); }
   void release(int64_t slot) override { inner_->release(slot); }
-  void forward(std::span<const StepInput> batch, std::vector<float>& hidden) override {
+  void forward(std::span<const StepInput> batch, StepOutput& out) override {
     gate_->pass();
-    inner_->forward(batch, hidden);
+    inner_->forward(batch, out);
   }
 
  private:
