@@ -63,6 +63,40 @@ constexpr int64_t block_bytes(WeightType t) {
 // Whether `t` stores its data in WeightMatrix::blocks.
 constexpr bool is_ggml_type(WeightType t) { return block_bytes(t) > 0; }
 
+// Weights repacked for the fast prefill GEMMs (see pack() below). Kernels read this plain view; a
+// PackedWeight owns it.
+enum class PackKind : uint8_t {
+  None,
+  // Unsigned 4- or 8-bit integers in panels of 16 rows, per 32-column block one fp32 scale per row (and
+  // for Q4_K/MLX one fp32 "min" per row, which multiplies Σx of the block); multiplied with activations
+  // quantized to int8 per token and 32-column block (AVX-512 VNNI vpdpbusd, AVX2 vpmaddwd, scalar).
+  Int8,
+  // bfloat16 values in panels of 16 rows × 2 columns, multiplied with activations rounded to bf16
+  // (AVX-512 vdpbf16ps).
+  Bf16,
+};
+
+// Layout (private to the kernels; documented here because tests and benchmarks size it):
+//   Int8: for panel p (rows 16p .. 16p + 15, zero-padded) and 32-column block b, a record of
+//         block_stride bytes at data + (p · blocks + b) · block_stride: the weights (8-bit: 8 chunks of
+//         64 bytes, chunk j = columns 4j .. 4j + 3 of the 16 rows, row i at bytes 4i .. 4i + 3; 4-bit:
+//         4 chunks of 64 bytes whose low nibbles hold chunk j and high nibbles chunk j + 4), then 16 fp32
+//         scales, then (has_mins) 16 fp32 mins. Stored value = q + offset, offset 128 (Q8_0), 8 (Q4_0) or 0.
+//   Bf16: for panel p, cols_padded / 2 chunks of 64 bytes: chunk k holds columns 2k, 2k + 1 of the 16 rows.
+struct PackedView {
+  PackKind kind = PackKind::None;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t panels = 0;        // ceil(rows / 16)
+  int64_t blocks = 0;        // Int8: cols / 32
+  int64_t block_stride = 0;  // Int8: bytes of one (panel, block) record
+  int64_t cols_padded = 0;   // Bf16: cols rounded up to even
+  int bits = 8;              // Int8: 8 or 4
+  int offset = 0;            // Int8: stored = q + offset
+  bool has_mins = false;     // Int8
+  const uint8_t* data = nullptr;  // 64-byte aligned
+};
+
 // A non-owning view of a weight matrix. Exactly the pointers of its type are set.
 struct WeightMatrix {
   WeightType type = WeightType::F32;
@@ -76,6 +110,9 @@ struct WeightMatrix {
   int bits = 0;                      // MlxAffine: 2, 3, 4, 5, 6 or 8
   int group_size = 0;                // MlxAffine: cols is a multiple of it
   const uint8_t* blocks = nullptr;   // F16, Q8_0, Q4_0, Q4_K, Q6_K: rows · row_bytes() bytes
+  // When set (see pack()), matmul uses these repacked weights instead of the fields above; they hold the
+  // same matrix. dequantize_row always reads the fields above.
+  const PackedView* pack = nullptr;
 
   int64_t packed_row_words() const { return cols * bits / 32; }
   // Bytes of one stored row (the packed words for MlxAffine, without its scales and biases).
@@ -100,7 +137,46 @@ void check_weight(const WeightMatrix& w, const char* what);
 // y[t, r] = Σ_c W[r, c] · x[t, c] for t < n; x is n × cols, y is n × rows (row-major).
 // The result of each (t, r) does not depend on n, on the other rows of x, or on the thread count,
 // so batching sequences together never changes their results.
+//
+// With w.pack set the product runs on the repacked weights, and its numerical contract changes:
+//  * Int8: each token's activations are quantized per 32-column block b: d_b = max|x| / 127,
+//    q = round-to-nearest-even(x · (127 / max|x|)) (so |x − d_b·q| ≤ d_b / 2); then
+//    y = Σ_b [ s_b · d_b · Σ_c qw_c · q_c + m_b · Σ_{c ∈ b} x_c ] in fp32, the integer sums exact, where
+//    W = s_b · qw + m_b per block (Q8_0/Q4_0: m_b = 0; Q4_K: s_b = d·sc, m_b = −dmin·m; MLX: scale, bias).
+//    So |y − W·x| ≤ Σ_b d_b / 2 · Σ_{c ∈ b} |s_b qw_c| plus fp32 rounding (ref::matmul_int8 is the twin).
+//  * Bf16: activations are rounded to bf16 (relative error ≤ 2^−9 each) and products accumulate in fp32
+//    (ref::matmul_bf16 is the twin).
 void matmul(const WeightMatrix& w, const float* x, int64_t n, float* y);
+
+// Owns repacked weights; move-only; the view it hands out stays at the same address when moved.
+class PackedWeight {
+ public:
+  PackedWeight() = default;
+  ~PackedWeight();
+  PackedWeight(PackedWeight&& other) noexcept;
+  PackedWeight& operator=(PackedWeight&& other) noexcept;
+  PackedWeight(const PackedWeight&) = delete;
+  PackedWeight& operator=(const PackedWeight&) = delete;
+
+  // The view for WeightMatrix::pack, or nullptr when nothing was packed.
+  const PackedView* view() const { return view_; }
+  int64_t bytes() const { return bytes_; }
+
+ private:
+  friend PackedWeight pack(const WeightMatrix& w, PackKind kind);
+  PackedView* view_ = nullptr;  // heap, together with the data
+  uint8_t* storage_ = nullptr;
+  int64_t bytes_ = 0;
+};
+
+// Which packed form (if any) pack() chooses for `w` on this machine: Int8 for Q8_0, Q4_0, Q4_K and MLX
+// 4/8-bit (cols a multiple of 32); Bf16 for BF16 when the CPU has AVX-512 BF16 and the active ISA is
+// AVX-512 (elsewhere BF16 keeps the fp32-activation kernel); None otherwise.
+PackKind preferred_pack(const WeightMatrix& w);
+// Repacks `w` (a copy of its data in the kernels' layout). kind None (or one `w` cannot take) gives an
+// empty PackedWeight. Usage: p = pack(w); w.pack = p.view(); — keep p alive as long as w is used.
+PackedWeight pack(const WeightMatrix& w, PackKind kind);
+inline PackedWeight pack(const WeightMatrix& w) { return pack(w, preferred_pack(w)); }
 
 // Row r of W as fp32 (exact for F32/BF16/F16; for MLX one fp32 multiply then one fp32 add per value;
 // for the ggml block types bit-exactly ggml's dequantize_row_* evaluated without fused multiply-add).

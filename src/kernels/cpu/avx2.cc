@@ -216,7 +216,9 @@ void scale_avx2(int64_t n, float a, float* x) {
 }  // namespace
 
 const KernelTable& avx2_table() {
-  static const KernelTable table{matmul_tile_avx2, dequantize_row_avx2, dot_avx2, axpy_avx2, scale_avx2};
+  static const KernelTable table{matmul_tile_avx2,      dequantize_row_avx2, dot_avx2,
+                                 axpy_avx2,             scale_avx2,          quantize_rows_generic,
+                                 int8_tile_generic,     bf16_rows_generic,   bf16_tile_generic};
   return table;
 }
 

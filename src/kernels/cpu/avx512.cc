@@ -208,8 +208,9 @@ void scale_avx512(int64_t n, float a, float* x) {
 }  // namespace
 
 const KernelTable& avx512_table() {
-  static const KernelTable table{matmul_tile_avx512, dequantize_row_avx512, dot_avx512, axpy_avx512,
-                                 scale_avx512};
+  static const KernelTable table{matmul_tile_avx512,   dequantize_row_avx512, dot_avx512,
+                                 axpy_avx512,          scale_avx512,          quantize_rows_avx512,
+                                 int8_tile_generic,    bf16_rows_avx512,      bf16_tile_generic};
   return table;
 }
 

@@ -69,7 +69,89 @@ float* panel_scratch(int64_t floats) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// The Int8 / Bf16 tile functions of the active ISA (the AVX-512 VNNI / BF16 ones where the CPU has them).
+auto int8_tile_for(Isa isa) {
+  return isa == Isa::Avx512 && cpu::cpu_has_avx512_vnni() ? cpu::int8_tile_avx512vnni : table_for(isa).int8_tile;
+}
+auto bf16_tile_for(Isa isa) {
+  return isa == Isa::Avx512 && cpu::cpu_has_avx512_bf16() ? cpu::bf16_tile_avx512bf16 : table_for(isa).bf16_tile;
+}
+
+// Runs tile(t0, t1, p0, p1) over token blocks × chunks of panels (a multiple of `panel_multiple`), on the
+// pool when the product is large enough. The split never changes a result (each lane is independent).
+template <typename Tile>
+void run_packed(const PackedView& w, int64_t n, int64_t panel_multiple, const Tile& tile) {
+  const double work = static_cast<double>(n) * static_cast<double>(w.rows) * static_cast<double>(w.cols);
+  const int threads = num_threads();
+  if (threads == 1 || work < kMinParallelWork) {
+    tile(0, n, 0, w.panels);
+    return;
+  }
+  constexpr int64_t kTokenBlock = 96;
+  const int64_t token_blocks = ceil_div(n, kTokenBlock);
+  const int64_t wanted_chunks = std::max<int64_t>(1, ceil_div(4 * threads, token_blocks));
+  const int64_t chunk_panels = ceil_div(ceil_div(w.panels, wanted_chunks), panel_multiple) * panel_multiple;
+  const int64_t panel_chunks = ceil_div(w.panels, chunk_panels);
+  default_pool().run(token_blocks * panel_chunks, [&](int64_t task) {
+    const int64_t t0 = (task / panel_chunks) * kTokenBlock;
+    const int64_t p0 = (task % panel_chunks) * chunk_panels;
+    tile(t0, std::min(n, t0 + kTokenBlock), p0, std::min(w.panels, p0 + chunk_panels));
+  });
+}
+
+template <typename T>
+T* thread_buffer(std::vector<T>& v, int64_t count) {
+  if (static_cast<int64_t>(v.size()) < count) v.resize(static_cast<std::size_t>(count));
+  return v.data();
+}
+
+void matmul_packed(const PackedView& w, const float* x, int64_t n, float* y) {
+  const Isa isa = active_isa();
+  const cpu::KernelTable& k = table_for(isa);
+  if (w.kind == PackKind::Int8) {
+    thread_local std::vector<int8_t> q;
+    thread_local std::vector<float> d, xsum;
+    thread_local std::vector<int32_t> qsum;
+    cpu::QuantizedRows a;
+    a.cols = w.cols;
+    a.blocks = w.blocks;
+    int8_t* qp = thread_buffer(q, n * w.cols);
+    float* dp = thread_buffer(d, n * w.blocks);
+    int32_t* sp = thread_buffer(qsum, n * w.blocks);
+    float* xp = thread_buffer(xsum, n * w.blocks);
+    parallel_for(n, 4.0 * static_cast<double>(w.cols),
+                 [&](int64_t t) { k.quantize_rows(x, t, t + 1, w.cols, qp, dp, sp, xp); });
+    a.q = qp;
+    a.d = dp;
+    a.qsum = sp;
+    a.xsum = xp;
+    const auto tile = int8_tile_for(isa);
+    run_packed(w, n, 2, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) { tile(w, a, t0, t1, p0, p1, y); });
+    return;
+  }
+  thread_local std::vector<uint16_t> xb;
+  uint16_t* xbp = thread_buffer(xb, n * w.cols_padded);
+  parallel_for(n, static_cast<double>(w.cols),
+               [&](int64_t t) { k.bf16_rows(x, t, t + 1, w.cols, w.cols_padded, xbp); });
+  const auto tile = bf16_tile_for(isa);
+  run_packed(w, n, 4, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) { tile(w, xbp, t0, t1, p0, p1, y); });
+}
+
 }  // namespace
+
+namespace cpu {
+
+bool cpu_has_avx512_vnni() {
+  __builtin_cpu_init();
+  return cpu_has_avx512() && __builtin_cpu_supports("avx512vnni");
+}
+
+bool cpu_has_avx512_bf16() {
+  __builtin_cpu_init();
+  return cpu_has_avx512() && __builtin_cpu_supports("avx512bf16");
+}
+
+}  // namespace cpu
 
 std::string_view isa_name(Isa isa) {
   switch (isa) {
@@ -151,6 +233,10 @@ void check_weight(const WeightMatrix& w, const char* what) {
 
 void matmul(const WeightMatrix& w, const float* x, int64_t n, float* y) {
   if (n <= 0 || w.rows <= 0) return;
+  if (w.pack != nullptr && w.pack->kind != PackKind::None) {
+    matmul_packed(*w.pack, x, n, y);
+    return;
+  }
   const cpu::KernelTable& k = active_table();
   const int64_t scratch_floats = w.type == WeightType::F32 ? 0 : cpu::kPanelRows * w.cols;
   const double work = static_cast<double>(n) * static_cast<double>(w.rows) * static_cast<double>(w.cols);

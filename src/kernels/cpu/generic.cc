@@ -1,4 +1,6 @@
 // The portable scalar kernels: the fallback when neither AVX2 nor AVX-512 is available.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "core/dtype.h"
@@ -175,9 +177,99 @@ void mlx_dequantize_row_generic(const WeightMatrix& w, int64_t r, float* out) {
   }
 }
 
+void quantize_rows_generic(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
+                           int32_t* qsum, float* xsum) {
+  const int64_t blocks = cols / kQBlock;
+  for (int64_t t = t0; t < t1; ++t) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      const float* src = x + t * cols + b * kQBlock;
+      float amax = 0.0f;
+      for (int64_t i = 0; i < kQBlock; ++i) amax = std::fmax(amax, std::fabs(src[i]));
+      const float inv = amax != 0.0f ? 127.0f / amax : 0.0f;
+      int32_t s = 0;
+      float sx = 0.0f;
+      for (int64_t i = 0; i < kQBlock; ++i) {
+        const auto v = static_cast<int32_t>(std::nearbyint(src[i] * inv));
+        q[t * cols + b * kQBlock + i] = static_cast<int8_t>(v);
+        s += v;
+        sx += src[i];
+      }
+      d[t * blocks + b] = amax / 127.0f;
+      qsum[t * blocks + b] = s;
+      xsum[t * blocks + b] = sx;
+    }
+  }
+}
+
+void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0,
+                       int64_t p1, float* y) {
+  const int64_t weight_bytes = w.bits == 8 ? 512 : 256;
+  for (int64_t p = p0; p < p1; ++p) {
+    const int64_t rows = std::min<int64_t>(kPackRows, w.rows - p * kPackRows);
+    for (int64_t t = t0; t < t1; ++t) {
+      for (int64_t i = 0; i < rows; ++i) {
+        float acc = 0.0f;
+        for (int64_t b = 0; b < w.blocks; ++b) {
+          const uint8_t* rec = w.data + (p * w.blocks + b) * w.block_stride;
+          const int8_t* xq = a.q + t * a.cols + b * kQBlock;
+          int32_t dot = -w.offset * a.qsum[t * a.blocks + b];
+          for (int64_t c = 0; c < kQBlock; ++c) {
+            const int64_t chunk = c / 4, lane = 4 * i + c % 4;
+            int32_t qw;
+            if (w.bits == 8) {
+              qw = rec[64 * chunk + lane];
+            } else {
+              const uint8_t byte = rec[64 * (chunk % 4) + lane];
+              qw = chunk < 4 ? (byte & 0xF) : (byte >> 4);
+            }
+            dot += qw * xq[c];
+          }
+          float scale, mn = 0.0f;
+          std::memcpy(&scale, rec + weight_bytes + 4 * i, sizeof scale);
+          if (w.has_mins) std::memcpy(&mn, rec + weight_bytes + 64 + 4 * i, sizeof mn);
+          const float part = static_cast<float>(dot) * a.d[t * a.blocks + b];
+          acc += part * scale;
+          if (w.has_mins) acc += mn * a.xsum[t * a.blocks + b];
+        }
+        y[t * w.rows + p * kPackRows + i] = acc;
+      }
+    }
+  }
+}
+
+void bf16_rows_generic(const float* x, int64_t t0, int64_t t1, int64_t cols, int64_t cols_padded, uint16_t* out) {
+  for (int64_t t = t0; t < t1; ++t) {
+    for (int64_t c = 0; c < cols; ++c) out[t * cols_padded + c] = f32_to_bf16(x[t * cols + c]);
+    for (int64_t c = cols; c < cols_padded; ++c) out[t * cols_padded + c] = 0;
+  }
+}
+
+void bf16_tile_generic(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
+                       float* y) {
+  const int64_t chunks = w.cols_padded / 2;
+  for (int64_t p = p0; p < p1; ++p) {
+    const int64_t rows = std::min<int64_t>(kPackRows, w.rows - p * kPackRows);
+    const uint8_t* panel = w.data + p * chunks * 64;
+    for (int64_t t = t0; t < t1; ++t) {
+      for (int64_t i = 0; i < rows; ++i) {
+        float acc = 0.0f;
+        for (int64_t k = 0; k < chunks; ++k) {
+          for (int64_t h = 0; h < 2; ++h) {
+            uint16_t wv;
+            std::memcpy(&wv, panel + 64 * k + 4 * i + 2 * h, sizeof wv);
+            acc += bf16_to_f32(wv) * bf16_to_f32(xb[t * w.cols_padded + 2 * k + h]);
+          }
+        }
+        y[t * w.rows + p * kPackRows + i] = acc;
+      }
+    }
+  }
+}
+
 const KernelTable& generic_table() {
   static const KernelTable table{matmul_tile_generic, dequantize_row_generic, dot_generic,
-                                 axpy_generic, scale_generic};
+                                 axpy_generic,        scale_generic,          quantize_rows_generic,
+                                 int8_tile_generic,   bf16_rows_generic,      bf16_tile_generic};
   return table;
 }
 

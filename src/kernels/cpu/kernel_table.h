@@ -13,6 +13,21 @@ namespace verdict::kernels::cpu {
 // Rows of a weight panel a matmul tile processes together; scratch holds kPanelRows · cols floats.
 inline constexpr int64_t kPanelRows = 4;
 
+// Rows of a packed panel (PackedView) and columns of an Int8 block.
+inline constexpr int64_t kPackRows = 16;
+inline constexpr int64_t kQBlock = 32;
+
+// Activations quantized for the Int8 kernels: n tokens × cols, per token and 32-column block b:
+// q = int8 values, d = scale (x ≈ d · q), qsum = Σ q, xsum = Σ x (fp32).
+struct QuantizedRows {
+  const int8_t* q = nullptr;      // n × cols
+  const float* d = nullptr;       // n × blocks
+  const int32_t* qsum = nullptr;  // n × blocks
+  const float* xsum = nullptr;    // n × blocks
+  int64_t cols = 0;
+  int64_t blocks = 0;
+};
+
 struct KernelTable {
   // y[t, r] for t in [t0, t1), r in [r0, r1); x has `cols` columns, y has `rows` columns.
   void (*matmul_tile)(const WeightMatrix& w, const float* x, int64_t t0, int64_t t1, int64_t r0,
@@ -21,11 +36,45 @@ struct KernelTable {
   float (*dot)(const float* a, const float* b, int64_t n);
   void (*axpy)(int64_t n, float a, const float* x, float* y);
   void (*scale)(int64_t n, float a, float* x);
+  // Quantizes tokens [t0, t1) of x (cols a multiple of 32) into the arrays of QuantizedRows (see there;
+  // every table computes the same q, d and qsum bit for bit: d = amax / 127, q = rne(x · (127 / amax))).
+  void (*quantize_rows)(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
+                        int32_t* qsum, float* xsum);
+  // y[t, r] for t in [t0, t1) and the rows of panels [p0, p1) (y has w.rows columns).
+  void (*int8_tile)(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0,
+                    int64_t p1, float* y);
+  // Rounds tokens [t0, t1) of x to bf16, cols_padded values each (zero past cols).
+  void (*bf16_rows)(const float* x, int64_t t0, int64_t t1, int64_t cols, int64_t cols_padded, uint16_t* out);
+  // y[t, r] for t in [t0, t1), panels [p0, p1); xb holds bf16 activations, cols_padded per token.
+  void (*bf16_tile)(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
+                    float* y);
 };
 
 const KernelTable& generic_table();
 const KernelTable& avx2_table();
 const KernelTable& avx512_table();
+
+// The portable packed kernels (generic.cc), used by tables without SIMD versions of them.
+void quantize_rows_generic(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
+                           int32_t* qsum, float* xsum);
+void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0,
+                       int64_t p1, float* y);
+void bf16_rows_generic(const float* x, int64_t t0, int64_t t1, int64_t cols, int64_t cols_padded, uint16_t* out);
+void bf16_tile_generic(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
+                       float* y);
+
+// Whether the CPU has AVX-512 VNNI and AVX512_BF16 (on top of the AVX-512 table's requirements).
+bool cpu_has_avx512_vnni();
+bool cpu_has_avx512_bf16();
+
+// AVX-512 VNNI / BF16 kernels (gemm_avx512.cc), for CPUs with those extensions.
+void quantize_rows_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
+                          int32_t* qsum, float* xsum);
+void int8_tile_avx512vnni(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0,
+                          int64_t p1, float* y);
+void bf16_rows_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, int64_t cols_padded, uint16_t* out);
+void bf16_tile_avx512bf16(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0,
+                          int64_t p1, float* y);
 
 // Portable MLX dequantization of any bit width (used by every table for widths without SIMD code).
 void mlx_dequantize_row_generic(const WeightMatrix& w, int64_t r, float* out);

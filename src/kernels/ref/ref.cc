@@ -1,6 +1,8 @@
 #include "kernels/ref/ref.h"
 
+#include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "core/dtype.h"
 
@@ -110,6 +112,79 @@ void matmul(const WeightMatrix& w, const float* x, int64_t n, float* y) {
       double acc = 0.0;
       for (int64_t c = 0; c < w.cols; ++c)
         acc += static_cast<double>(weight_at(w, r, c)) * static_cast<double>(x[t * w.cols + c]);
+      y[t * w.rows + r] = static_cast<float>(acc);
+    }
+  }
+}
+
+void quantize_block(const float* x, int8_t* q, float& d) {
+  float amax = 0.0f;
+  for (int i = 0; i < 32; ++i) amax = std::fmax(amax, std::fabs(x[i]));
+  const float inv = amax != 0.0f ? 127.0f / amax : 0.0f;
+  for (int i = 0; i < 32; ++i) q[i] = static_cast<int8_t>(std::nearbyint(x[i] * inv));
+  d = amax / 127.0f;
+}
+
+void int8_parts(const WeightMatrix& w, int64_t r, int64_t c, double& scaled, double& min) {
+  min = 0.0;
+  switch (w.type) {
+    case WeightType::Q8_0:
+    case WeightType::Q4_0:
+      scaled = weight_at(w, r, c);  // d · q, exact in fp32
+      return;
+    case WeightType::Q4_K: {
+      const uint8_t* sb = w.blocks + r * w.row_bytes() + (c / 256) * 144;
+      const int i = static_cast<int>(c % 256), j = i / 32;
+      int sc = 0, m = 0;
+      q4k_scale_min(j, sb + 4, sc, m);
+      const uint8_t byte = sb[16 + (i / 64) * 32 + i % 32];
+      const int q = j % 2 == 0 ? (byte & 0xF) : (byte >> 4);
+      scaled = static_cast<double>(half_at(sb) * static_cast<float>(sc)) * q;
+      min = -static_cast<double>(half_at(sb + 2) * static_cast<float>(m));
+      return;
+    }
+    case WeightType::MlxAffine: {
+      const int64_t g = r * w.groups_per_row() + c / w.group_size;
+      // weight_at = fp32(fp32(s · q) + b); recover q from the stream instead.
+      const uint32_t* row = w.packed + r * w.packed_row_words();
+      const int64_t bit = c * w.bits;
+      const uint32_t q = (row[bit / 32] >> (bit % 32)) & ((1u << w.bits) - 1u);
+      scaled = static_cast<double>(w.scales[g]) * q;
+      min = w.biases[g];
+      return;
+    }
+    default:
+      scaled = weight_at(w, r, c);
+      return;
+  }
+}
+
+void matmul_int8(const WeightMatrix& w, const float* x, int64_t n, float* y) {
+  std::vector<int8_t> q(32);
+  for (int64_t t = 0; t < n; ++t) {
+    for (int64_t r = 0; r < w.rows; ++r) {
+      double acc = 0.0;
+      for (int64_t b = 0; b < w.cols / 32; ++b) {
+        const float* xb = x + t * w.cols + b * 32;
+        float d = 0.0f;
+        quantize_block(xb, q.data(), d);
+        for (int64_t i = 0; i < 32; ++i) {
+          double scaled = 0.0, min = 0.0;
+          int8_parts(w, r, b * 32 + i, scaled, min);
+          acc += scaled * (static_cast<double>(d) * q[static_cast<std::size_t>(i)]) + min * xb[i];
+        }
+      }
+      y[t * w.rows + r] = static_cast<float>(acc);
+    }
+  }
+}
+
+void matmul_bf16(const WeightMatrix& w, const float* x, int64_t n, float* y) {
+  for (int64_t t = 0; t < n; ++t) {
+    for (int64_t r = 0; r < w.rows; ++r) {
+      double acc = 0.0;
+      for (int64_t c = 0; c < w.cols; ++c)
+        acc += static_cast<double>(weight_at(w, r, c)) * bf16_to_f32(f32_to_bf16(x[t * w.cols + c]));
       y[t * w.rows + r] = static_cast<float>(acc);
     }
   }

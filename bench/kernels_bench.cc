@@ -1,0 +1,170 @@
+// Prefill GEMM throughput of every weight type at the qwen35-0.8b shapes (hidden 1024, intermediate 3584;
+// DeltaNet in_proj_qkv 6144 × 1024) with n = 512 tokens, 1 and 2 threads, plus the machine's peaks:
+// register-only loops of independent vpdpbusd / vdpbf16ps / vfmadd231ps chains (kernel_peak_avx512.cc).
+//
+// Counters: GOPS = 2 · rows · cols · n / time (one multiply-add = 2 operations, whatever the type), and
+// for the peaks the same count per instruction (vpdpbusd zmm = 64 int8 multiply-adds = 128 ops,
+// vdpbf16ps zmm = 32 bf16 multiply-adds = 64 ops, vfmadd231ps zmm = 16 = 32 ops).
+//
+// Run: build/bench/kernels_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "kernels/isa.h"
+#include "kernels/ops.h"
+#include "kernels/thread_pool.h"
+
+namespace verdict::bench {
+int64_t vpdpbusd_peak(int64_t iters);
+float vdpbf16ps_peak(int64_t iters);
+float vfmadd_peak(int64_t iters);
+}  // namespace verdict::bench
+
+namespace {
+
+using namespace verdict;
+using kernels::PackKind;
+using kernels::WeightType;
+
+bool has_vnni_bf16() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bf16");
+}
+
+// One peak loop per thread (Google Benchmark's ->Threads(N) runs the body on N threads at once).
+template <typename F>
+void peak(benchmark::State& state, F loop, double ops_per_instruction) {
+  if (!has_vnni_bf16()) {
+    state.SkipWithError("no AVX-512 VNNI / BF16");
+    return;
+  }
+  constexpr int64_t kIters = 1 << 16;
+  for (auto _ : state) benchmark::DoNotOptimize(loop(kIters));
+  state.counters["GOPS"] = benchmark::Counter(static_cast<double>(state.iterations()) * kIters * 96 *
+                                                  ops_per_instruction / 1e9,
+                                              benchmark::Counter::kIsRate);
+}
+
+void BM_PeakVpdpbusd(benchmark::State& state) { peak(state, verdict::bench::vpdpbusd_peak, 128); }
+void BM_PeakVdpbf16ps(benchmark::State& state) { peak(state, verdict::bench::vdpbf16ps_peak, 64); }
+void BM_PeakVfmadd(benchmark::State& state) { peak(state, verdict::bench::vfmadd_peak, 32); }
+BENCHMARK(BM_PeakVpdpbusd)->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(BM_PeakVdpbf16ps)->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(BM_PeakVfmadd)->Threads(1)->Threads(2)->UseRealTime();
+
+// Random storage of one weight type.
+struct Weight {
+  std::vector<uint8_t> blocks;
+  std::vector<uint16_t> bf16;
+  std::vector<float> f32, scales, biases;
+  std::vector<uint32_t> packed;
+  kernels::WeightMatrix view;
+  kernels::PackedWeight pack;
+};
+
+enum Kind { kF32, kBf16Fp32Act, kBf16, kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8 };
+
+const char* kind_name(int k) {
+  static const char* names[] = {"f32", "bf16_f32act", "bf16", "q8_0", "q4_0", "q4_k", "mlx4_g64", "mlx8_g64"};
+  return names[k];
+}
+
+std::unique_ptr<Weight> make(int kind, int64_t rows, int64_t cols) {
+  auto w = std::make_unique<Weight>();
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> byte(0, 255);
+  kernels::WeightMatrix& v = w->view;
+  v.rows = rows;
+  v.cols = cols;
+  switch (kind) {
+    case kF32:
+      v.type = WeightType::F32;
+      w->f32.resize(static_cast<std::size_t>(rows * cols));
+      for (float& f : w->f32) f = dist(rng);
+      v.f32 = w->f32.data();
+      break;
+    case kBf16Fp32Act:
+    case kBf16:
+      v.type = WeightType::BF16;
+      w->bf16.resize(static_cast<std::size_t>(rows * cols));
+      for (auto& h : w->bf16) h = f32_to_bf16(dist(rng));
+      v.bf16 = w->bf16.data();
+      break;
+    case kMlx4:
+    case kMlx8:
+      v.type = WeightType::MlxAffine;
+      v.bits = kind == kMlx4 ? 4 : 8;
+      v.group_size = 64;
+      w->packed.resize(static_cast<std::size_t>(rows * cols * v.bits / 32));
+      for (auto& x : w->packed) x = static_cast<uint32_t>(rng());
+      w->scales.resize(static_cast<std::size_t>(rows * cols / 64));
+      w->biases.resize(w->scales.size());
+      for (float& f : w->scales) f = 0.01f * dist(rng);
+      for (float& f : w->biases) f = 0.1f * dist(rng);
+      v.packed = w->packed.data();
+      v.scales = w->scales.data();
+      v.biases = w->biases.data();
+      break;
+    default: {
+      v.type = kind == kQ8_0 ? WeightType::Q8_0 : kind == kQ4_0 ? WeightType::Q4_0 : WeightType::Q4_K;
+      w->blocks.resize(static_cast<std::size_t>(rows * v.row_bytes()));
+      for (auto& b : w->blocks) b = static_cast<uint8_t>(byte(rng));
+      // Finite scales: the first two bytes of every block (Q4_K: d and dmin) as small halves.
+      const auto bb = static_cast<std::size_t>(kernels::block_bytes(v.type));
+      for (std::size_t at = 0; at < w->blocks.size(); at += bb) {
+        for (std::size_t h = 0; h < (v.type == WeightType::Q4_K ? 2u : 1u); ++h) {
+          const uint16_t half = f32_to_f16(0.01f * dist(rng));
+          w->blocks[at + 2 * h] = static_cast<uint8_t>(half & 0xFF);
+          w->blocks[at + 2 * h + 1] = static_cast<uint8_t>(half >> 8);
+        }
+      }
+      v.blocks = w->blocks.data();
+      break;
+    }
+  }
+  if (kind != kF32 && kind != kBf16Fp32Act) {
+    w->pack = kernels::pack(v, kind == kBf16 ? PackKind::Bf16 : PackKind::Int8);
+    v.pack = w->pack.view();
+  }
+  return w;
+}
+
+// Args: kind, rows, cols, threads; n = 512 tokens.
+void BM_Gemm(benchmark::State& state) {
+  const int kind = static_cast<int>(state.range(0));
+  const int64_t rows = state.range(1), cols = state.range(2), n = 512;
+  kernels::set_num_threads(static_cast<int>(state.range(3)));
+  const auto w = make(kind, rows, cols);
+  std::vector<float> x(static_cast<std::size_t>(n * cols)), y(static_cast<std::size_t>(n * rows));
+  std::mt19937 rng(3);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (float& f : x) f = dist(rng);
+  for (auto _ : state) {
+    kernels::matmul(w->view, x.data(), n, y.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetLabel(std::string(kind_name(kind)) + " " + std::to_string(rows) + "x" + std::to_string(cols) +
+                 " n=512 threads=" + std::to_string(state.range(3)));
+  state.counters["GOPS"] =
+      benchmark::Counter(2.0 * static_cast<double>(rows * cols * n) * static_cast<double>(state.iterations()) / 1e9,
+                         benchmark::Counter::kIsRate);
+}
+
+void gemm_args(benchmark::internal::Benchmark* b) {
+  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kBf16, kBf16Fp32Act, kF32})
+    for (int threads : {1, 2})
+      for (auto shape : {std::pair<int64_t, int64_t>{3584, 1024}, {1024, 3584}, {6144, 1024}})
+        b->Args({kind, shape.first, shape.second, threads});
+}
+BENCHMARK(BM_Gemm)->Apply(gemm_args)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

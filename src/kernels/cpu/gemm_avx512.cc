@@ -1,0 +1,276 @@
+// The packed prefill GEMMs on AVX-512: int8 × uint8 dot products with VNNI (vpdpbusd) and bf16 pairs
+// with AVX512_BF16 (vdpbf16ps). Compiled with -mavx512vnni -mavx512bf16 on top of the AVX-512 flags and
+// only called when the CPU has both (dispatch.cc). Only ops.h, kernel_table.h and intrinsics here: see
+// kernel_table.h.
+//
+// Register tiling: RP panels of 16 weight rows (one zmm of 16 fp32/int32 lanes = 16 rows) × TB tokens.
+// Each (row, token) lane runs the same instruction sequence whatever RP and TB are, so results never
+// depend on the blocking, on n or on the thread split.
+#include <immintrin.h>
+
+#include "kernels/cpu/kernel_table.h"
+
+namespace verdict::kernels::cpu {
+namespace {
+
+inline __m512i bcast32(const void* p) { return _mm512_broadcastd_epi32(_mm_loadu_si32(p)); }
+
+// Stores the 16 lanes of one panel (rows r0 .. r0 + 15), only those below `rows`.
+inline void store_rows(float* dst, __m512 v, int64_t r0, int64_t rows) {
+  if (r0 + kPackRows <= rows) {
+    _mm512_storeu_ps(dst, v);
+  } else {
+    _mm512_mask_storeu_ps(dst, static_cast<__mmask16>((1u << (rows - r0)) - 1u), v);
+  }
+}
+
+// Calls f.template operator()<TB>() with TB = rem, for the remainders 1 .. 5 of the token loop.
+template <typename F>
+inline void with_tokens(int64_t rem, const F& f) {
+  switch (rem) {
+    case 5:
+      f.template operator()<5>();
+      break;
+    case 4:
+      f.template operator()<4>();
+      break;
+    case 3:
+      f.template operator()<3>();
+      break;
+    case 2:
+      f.template operator()<2>();
+      break;
+    case 1:
+      f.template operator()<1>();
+      break;
+    default:
+      break;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Int8: RP panels × TB tokens.
+
+template <int RP, int TB, int BITS, bool MINS>
+void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, float* y) {
+  constexpr int64_t kWeightBytes = BITS == 8 ? 512 : 256;
+  const int64_t bs = w.block_stride;
+  const uint8_t* base[RP];
+#pragma GCC unroll 4
+  for (int i = 0; i < RP; ++i) base[i] = w.data + (p + i) * w.blocks * bs;
+  const int8_t* xq = a.q + t * a.cols;
+  const int64_t xs = a.cols;
+  const int32_t off = w.offset;
+  const __m512i low4 = _mm512_set1_epi8(0x0F);
+
+  __m512 facc[RP][TB];
+#pragma GCC unroll 8
+  for (int i = 0; i < RP; ++i)
+#pragma GCC unroll 8
+    for (int tt = 0; tt < TB; ++tt) facc[i][tt] = _mm512_setzero_ps();
+
+  for (int64_t b = 0; b < w.blocks; ++b) {
+    __m512i iacc[RP][TB];
+#pragma GCC unroll 8
+    for (int tt = 0; tt < TB; ++tt) {
+      const __m512i init = _mm512_set1_epi32(-off * a.qsum[(t + tt) * a.blocks + b]);
+#pragma GCC unroll 8
+      for (int i = 0; i < RP; ++i) iacc[i][tt] = init;
+    }
+    const int8_t* xb = xq + b * kQBlock;
+    if constexpr (BITS == 8) {
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        __m512i wv[RP];
+#pragma GCC unroll 4
+        for (int i = 0; i < RP; ++i) wv[i] = _mm512_load_si512(base[i] + b * bs + 64 * j);
+#pragma GCC unroll 8
+        for (int tt = 0; tt < TB; ++tt) {
+          const __m512i xv = bcast32(xb + tt * xs + 4 * j);
+#pragma GCC unroll 4
+          for (int i = 0; i < RP; ++i) iacc[i][tt] = _mm512_dpbusd_epi32(iacc[i][tt], wv[i], xv);
+        }
+      }
+    } else {
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) {
+        __m512i lo[RP], hi[RP];
+#pragma GCC unroll 4
+        for (int i = 0; i < RP; ++i) {
+          const __m512i v = _mm512_load_si512(base[i] + b * bs + 64 * j);
+          lo[i] = _mm512_and_si512(v, low4);
+          hi[i] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+        }
+#pragma GCC unroll 8
+        for (int tt = 0; tt < TB; ++tt) {
+          const __m512i xl = bcast32(xb + tt * xs + 4 * j);
+          const __m512i xh = bcast32(xb + tt * xs + 4 * j + 16);
+#pragma GCC unroll 4
+          for (int i = 0; i < RP; ++i) {
+            iacc[i][tt] = _mm512_dpbusd_epi32(iacc[i][tt], lo[i], xl);
+            iacc[i][tt] = _mm512_dpbusd_epi32(iacc[i][tt], hi[i], xh);
+          }
+        }
+      }
+    }
+    __m512 sc[RP];
+#pragma GCC unroll 4
+    for (int i = 0; i < RP; ++i) sc[i] = _mm512_load_ps(reinterpret_cast<const float*>(base[i] + b * bs + kWeightBytes));
+#pragma GCC unroll 8
+    for (int tt = 0; tt < TB; ++tt) {
+      const __m512 dx = _mm512_set1_ps(a.d[(t + tt) * a.blocks + b]);
+#pragma GCC unroll 4
+      for (int i = 0; i < RP; ++i)
+        facc[i][tt] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(iacc[i][tt]), dx), sc[i], facc[i][tt]);
+    }
+    if constexpr (MINS) {
+#pragma GCC unroll 8
+      for (int tt = 0; tt < TB; ++tt) {
+        const __m512 sx = _mm512_set1_ps(a.xsum[(t + tt) * a.blocks + b]);
+#pragma GCC unroll 4
+        for (int i = 0; i < RP; ++i) {
+          const __m512 mn = _mm512_load_ps(reinterpret_cast<const float*>(base[i] + b * bs + kWeightBytes + 64));
+          facc[i][tt] = _mm512_fmadd_ps(mn, sx, facc[i][tt]);
+        }
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < RP; ++i)
+#pragma GCC unroll 8
+    for (int tt = 0; tt < TB; ++tt)
+      store_rows(y + (t + tt) * w.rows + (p + i) * kPackRows, facc[i][tt], (p + i) * kPackRows, w.rows);
+}
+
+constexpr int kInt8Tokens = 6;
+
+template <int RP, int BITS, bool MINS>
+void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p, float* y) {
+  int64_t t = t0;
+  for (; t + kInt8Tokens <= t1; t += kInt8Tokens) int8_micro<RP, kInt8Tokens, BITS, MINS>(w, a, t, p, y);
+  with_tokens(t1 - t, [&]<int TB>() { int8_micro<RP, TB, BITS, MINS>(w, a, t, p, y); });
+}
+
+template <int BITS, bool MINS>
+void int8_panels(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
+                 float* y) {
+  int64_t p = p0;
+  for (; p + 2 <= p1; p += 2) int8_tokens<2, BITS, MINS>(w, a, t0, t1, p, y);
+  if (p < p1) int8_tokens<1, BITS, MINS>(w, a, t0, t1, p, y);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Bf16: RP panels × TB tokens, one vdpbf16ps per (panel, token) and column pair.
+
+template <int RP, int TB>
+void bf16_micro(const PackedView& w, const uint16_t* xb, int64_t t, int64_t p, float* y) {
+  const int64_t chunks = w.cols_padded / 2;
+  const uint8_t* base[RP];
+#pragma GCC unroll 4
+  for (int i = 0; i < RP; ++i) base[i] = w.data + (p + i) * chunks * 64;
+  const uint16_t* x0 = xb + t * w.cols_padded;
+  __m512 acc[RP][TB];
+#pragma GCC unroll 4
+  for (int i = 0; i < RP; ++i)
+#pragma GCC unroll 12
+    for (int tt = 0; tt < TB; ++tt) acc[i][tt] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < chunks; ++k) {
+    __m512bh wv[RP];
+#pragma GCC unroll 4
+    for (int i = 0; i < RP; ++i) wv[i] = (__m512bh)_mm512_load_si512(base[i] + 64 * k);
+#pragma GCC unroll 12
+    for (int tt = 0; tt < TB; ++tt) {
+      const __m512bh xv = (__m512bh)bcast32(x0 + tt * w.cols_padded + 2 * k);
+#pragma GCC unroll 4
+      for (int i = 0; i < RP; ++i) acc[i][tt] = _mm512_dpbf16_ps(acc[i][tt], wv[i], xv);
+    }
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < RP; ++i)
+#pragma GCC unroll 12
+    for (int tt = 0; tt < TB; ++tt)
+      store_rows(y + (t + tt) * w.rows + (p + i) * kPackRows, acc[i][tt], (p + i) * kPackRows, w.rows);
+}
+
+constexpr int kBf16Rows = 4;
+constexpr int kBf16Tokens = 6;
+
+template <int RP>
+void bf16_tokens(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p, float* y) {
+  int64_t t = t0;
+  for (; t + kBf16Tokens <= t1; t += kBf16Tokens) bf16_micro<RP, kBf16Tokens>(w, xb, t, p, y);
+  with_tokens(t1 - t, [&]<int TB>() { bf16_micro<RP, TB>(w, xb, t, p, y); });
+}
+
+}  // namespace
+
+void quantize_rows_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
+                          int32_t* qsum, float* xsum) {
+  const int64_t blocks = cols / kQBlock;
+  const __m512 sign = _mm512_set1_ps(-0.0f);
+  for (int64_t t = t0; t < t1; ++t) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      const float* src = x + t * cols + b * kQBlock;
+      const __m512 v0 = _mm512_loadu_ps(src);
+      const __m512 v1 = _mm512_loadu_ps(src + 16);
+      const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_andnot_ps(sign, v0), _mm512_andnot_ps(sign, v1)));
+      const float inv = amax != 0.0f ? 127.0f / amax : 0.0f;
+      const __m512 iv = _mm512_set1_ps(inv);
+      const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(v0, iv));
+      const __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(v1, iv));
+      int8_t* dst = q + t * cols + b * kQBlock;
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm512_cvtepi32_epi8(q0));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 16), _mm512_cvtepi32_epi8(q1));
+      d[t * blocks + b] = amax / 127.0f;
+      qsum[t * blocks + b] = _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+      xsum[t * blocks + b] = _mm512_reduce_add_ps(_mm512_add_ps(v0, v1));
+    }
+  }
+}
+
+void int8_tile_avx512vnni(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0,
+                          int64_t p1, float* y) {
+  if (w.bits == 8) {
+    if (w.has_mins) {
+      int8_panels<8, true>(w, a, t0, t1, p0, p1, y);
+    } else {
+      int8_panels<8, false>(w, a, t0, t1, p0, p1, y);
+    }
+  } else if (w.has_mins) {
+    int8_panels<4, true>(w, a, t0, t1, p0, p1, y);
+  } else {
+    int8_panels<4, false>(w, a, t0, t1, p0, p1, y);
+  }
+}
+
+void bf16_rows_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, int64_t cols_padded, uint16_t* out) {
+  const __m512i round = _mm512_set1_epi32(0x7fff);
+  const __m512i one = _mm512_set1_epi32(1);
+  for (int64_t t = t0; t < t1; ++t) {
+    const float* src = x + t * cols;
+    uint16_t* dst = out + t * cols_padded;
+    for (int64_t c = 0; c < cols; c += 16) {
+      const __mmask16 m = cols - c >= 16 ? static_cast<__mmask16>(0xFFFF)
+                                         : static_cast<__mmask16>((1u << (cols - c)) - 1u);
+      const __m512 v = _mm512_maskz_loadu_ps(m, src + c);
+      const __m512i bits = _mm512_castps_si512(v);
+      // Round to nearest even; NaN keeps its payload's top bits and becomes quiet (as f32_to_bf16).
+      const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), one);
+      __m512i r = _mm512_srli_epi32(_mm512_add_epi32(bits, _mm512_add_epi32(round, lsb)), 16);
+      const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+      r = _mm512_mask_or_epi32(r, nan, _mm512_srli_epi32(bits, 16), _mm512_set1_epi32(0x40));
+      _mm256_mask_storeu_epi16(dst + c, m, _mm512_cvtepi32_epi16(r));
+    }
+    for (int64_t c = cols; c < cols_padded; ++c) dst[c] = 0;
+  }
+}
+
+void bf16_tile_avx512bf16(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0,
+                          int64_t p1, float* y) {
+  int64_t p = p0;
+  for (; p + kBf16Rows <= p1; p += kBf16Rows) bf16_tokens<kBf16Rows>(w, xb, t0, t1, p, y);
+  for (; p + 2 <= p1; p += 2) bf16_tokens<2>(w, xb, t0, t1, p, y);
+  if (p < p1) bf16_tokens<1>(w, xb, t0, t1, p, y);
+}
+
+}  // namespace verdict::kernels::cpu

@@ -1,0 +1,192 @@
+// pack(): weights repacked into the panels the Int8 and Bf16 GEMMs stream (layout in ops.h).
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <utility>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "kernels/cpu/kernel_table.h"
+#include "kernels/isa.h"
+#include "kernels/ops.h"
+#include "kernels/thread_pool.h"
+
+namespace verdict::kernels {
+namespace {
+
+using cpu::kPackRows;
+using cpu::kQBlock;
+
+float half_at(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, sizeof h);
+  return f16_to_f32(h);
+}
+
+// One 32-column block of row r as W = scale · q + min with unsigned q (stored value = q + offset).
+struct BlockParts {
+  uint8_t q[kQBlock];
+  float scale = 0.0f;
+  float min = 0.0f;
+};
+
+int pack_offset(const WeightMatrix& w) {
+  if (w.type == WeightType::Q8_0) return 128;
+  if (w.type == WeightType::Q4_0) return 8;
+  return 0;
+}
+
+void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
+  const int64_t c0 = b * kQBlock;
+  switch (w.type) {
+    case WeightType::Q8_0: {
+      const uint8_t* blk = w.blocks + r * w.row_bytes() + b * 34;
+      out.scale = half_at(blk);
+      for (int i = 0; i < kQBlock; ++i) out.q[i] = static_cast<uint8_t>(static_cast<int8_t>(blk[2 + i]) + 128);
+      return;
+    }
+    case WeightType::Q4_0: {
+      const uint8_t* blk = w.blocks + r * w.row_bytes() + b * 18;
+      out.scale = half_at(blk);
+      for (int i = 0; i < 16; ++i) {
+        out.q[i] = blk[2 + i] & 0xF;
+        out.q[16 + i] = blk[2 + i] >> 4;
+      }
+      return;
+    }
+    case WeightType::Q4_K: {
+      const uint8_t* sb = w.blocks + r * w.row_bytes() + (b / 8) * 144;
+      const int j = static_cast<int>(b % 8);
+      const uint8_t* s = sb + 4;
+      const int sc = j < 4 ? (s[j] & 63) : ((s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4));
+      const int m = j < 4 ? (s[j + 4] & 63) : ((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
+      out.scale = half_at(sb) * static_cast<float>(sc);
+      out.min = -(half_at(sb + 2) * static_cast<float>(m));
+      const uint8_t* qs = sb + 16 + (j / 2) * 32;
+      for (int l = 0; l < kQBlock; ++l) out.q[l] = static_cast<uint8_t>((qs[l] >> (4 * (j % 2))) & 0xF);
+      return;
+    }
+    case WeightType::MlxAffine: {
+      const int64_t g = r * w.groups_per_row() + c0 / w.group_size;
+      out.scale = w.scales[g];
+      out.min = w.biases[g];
+      const auto* bytes = reinterpret_cast<const uint8_t*>(w.packed + r * w.packed_row_words());
+      for (int i = 0; i < kQBlock; ++i) {
+        const int64_t c = c0 + i;
+        out.q[i] = w.bits == 8 ? bytes[c] : static_cast<uint8_t>((bytes[c / 2] >> (4 * (c % 2))) & 0xF);
+      }
+      return;
+    }
+    default:
+      throw Error("pack: no Int8 form for this weight type");
+  }
+}
+
+}  // namespace
+
+PackedWeight::~PackedWeight() {
+  std::free(storage_);
+  delete view_;
+}
+
+PackedWeight::PackedWeight(PackedWeight&& other) noexcept
+    : view_(std::exchange(other.view_, nullptr)),
+      storage_(std::exchange(other.storage_, nullptr)),
+      bytes_(std::exchange(other.bytes_, 0)) {}
+
+PackedWeight& PackedWeight::operator=(PackedWeight&& other) noexcept {
+  std::swap(view_, other.view_);
+  std::swap(storage_, other.storage_);
+  std::swap(bytes_, other.bytes_);
+  return *this;
+}
+
+PackKind preferred_pack(const WeightMatrix& w) {
+  switch (w.type) {
+    case WeightType::Q8_0:
+    case WeightType::Q4_0:
+    case WeightType::Q4_K:
+      return w.cols % kQBlock == 0 ? PackKind::Int8 : PackKind::None;
+    case WeightType::MlxAffine:
+      return (w.bits == 4 || w.bits == 8) && w.group_size % kQBlock == 0 ? PackKind::Int8 : PackKind::None;
+    case WeightType::BF16:
+      return active_isa() == Isa::Avx512 && cpu::cpu_has_avx512_bf16() ? PackKind::Bf16 : PackKind::None;
+    default:
+      return PackKind::None;
+  }
+}
+
+PackedWeight pack(const WeightMatrix& w, PackKind kind) {
+  PackedWeight out;
+  if (kind == PackKind::None || w.rows <= 0 || w.cols <= 0) return out;
+  check_weight(w, "pack");
+  auto v = std::make_unique<PackedView>();
+  v->kind = kind;
+  v->rows = w.rows;
+  v->cols = w.cols;
+  v->panels = (w.rows + kPackRows - 1) / kPackRows;
+  int64_t bytes = 0;
+  if (kind == PackKind::Int8) {
+    const bool ok = w.cols % kQBlock == 0 &&
+                    (w.type == WeightType::Q8_0 || w.type == WeightType::Q4_0 || w.type == WeightType::Q4_K ||
+                     (w.type == WeightType::MlxAffine && (w.bits == 4 || w.bits == 8) && w.group_size % kQBlock == 0));
+    if (!ok) return out;
+    v->bits = (w.type == WeightType::Q8_0 || (w.type == WeightType::MlxAffine && w.bits == 8)) ? 8 : 4;
+    v->offset = pack_offset(w);
+    v->has_mins = w.type == WeightType::Q4_K || w.type == WeightType::MlxAffine;
+    v->blocks = w.cols / kQBlock;
+    v->block_stride = (v->bits == 8 ? 512 : 256) + 64 + (v->has_mins ? 64 : 0);
+    bytes = v->panels * v->blocks * v->block_stride;
+  } else if (kind == PackKind::Bf16) {
+    if (w.type != WeightType::BF16) return out;
+    v->cols_padded = (w.cols + 1) / 2 * 2;
+    bytes = v->panels * (v->cols_padded / 2) * 64;
+  }
+  auto* storage = static_cast<uint8_t*>(std::aligned_alloc(64, static_cast<std::size_t>((bytes + 63) / 64 * 64)));
+  if (storage == nullptr) throw Error("pack: out of memory");
+  std::memset(storage, 0, static_cast<std::size_t>(bytes));
+  const PackedView& pv = *v;
+  if (kind == PackKind::Int8) {
+    const int64_t weight_bytes = pv.bits == 8 ? 512 : 256;
+    parallel_for(pv.panels, static_cast<double>(kPackRows * w.cols), [&](int64_t p) {
+      BlockParts parts;
+      for (int64_t i = 0; i < kPackRows && p * kPackRows + i < w.rows; ++i) {
+        const int64_t r = p * kPackRows + i;
+        for (int64_t b = 0; b < pv.blocks; ++b) {
+          block_parts(w, r, b, parts);
+          uint8_t* rec = storage + (p * pv.blocks + b) * pv.block_stride;
+          for (int64_t c = 0; c < kQBlock; ++c) {
+            const int64_t chunk = c / 4, lane = 4 * i + c % 4;
+            const auto q = static_cast<uint8_t>(parts.q[c]);
+            if (pv.bits == 8) {
+              rec[64 * chunk + lane] = q;
+            } else if (chunk < 4) {
+              rec[64 * chunk + lane] |= q;
+            } else {
+              rec[64 * (chunk - 4) + lane] |= static_cast<uint8_t>(q << 4);
+            }
+          }
+          std::memcpy(rec + weight_bytes + 4 * i, &parts.scale, sizeof(float));
+          if (pv.has_mins) std::memcpy(rec + weight_bytes + 64 + 4 * i, &parts.min, sizeof(float));
+        }
+      }
+    });
+  } else {
+    const int64_t chunks = pv.cols_padded / 2;
+    parallel_for(pv.panels, static_cast<double>(kPackRows * w.cols), [&](int64_t p) {
+      for (int64_t i = 0; i < kPackRows && p * kPackRows + i < w.rows; ++i) {
+        const uint16_t* src = w.bf16 + (p * kPackRows + i) * w.cols;
+        uint8_t* panel = storage + p * chunks * 64;
+        for (int64_t c = 0; c < w.cols; ++c) std::memcpy(panel + 64 * (c / 2) + 4 * i + 2 * (c % 2), src + c, 2);
+      }
+    });
+  }
+  v->data = storage;
+  out.view_ = v.release();
+  out.storage_ = storage;
+  out.bytes_ = bytes;
+  return out;
+}
+
+}  // namespace verdict::kernels
