@@ -35,6 +35,7 @@ std::unique_ptr<Backbone> Backbone::load(const std::string& dir, const LoadOptio
   const formats::ModelConfig model = formats::load_model_config(dir + "/config.json");
   Config config = make_config(model, dir + "/config.json");
   auto weights = Weights::load(dir, config, model);
+  weights->pack_matrices(/*by_default=*/false);  // safetensors: exact fp32 activations unless VERDICT_PACK=1
   return std::make_unique<Backbone>(std::move(config), std::move(weights), options);
 }
 

@@ -216,4 +216,18 @@ std::unique_ptr<Weights> Weights::load(const std::string& dir, const Config& c,
   return w;
 }
 
+void Weights::pack_matrices(bool by_default) {
+  if (!kernels::pack_enabled(by_default)) return;
+  auto pack = [](Matrix& m) {
+    m.repacked = kernels::pack(m.view);
+    m.view.pack = m.repacked.view();
+  };
+  for (LayerWeights& l : layers) {
+    for (Matrix* m : {&l.deltanet.in_proj_qkv, &l.deltanet.in_proj_z, &l.deltanet.in_proj_b, &l.deltanet.in_proj_a,
+                      &l.deltanet.out_proj, &l.attention.q_proj, &l.attention.k_proj, &l.attention.v_proj,
+                      &l.attention.o_proj, &l.mlp.gate_proj, &l.mlp.up_proj, &l.mlp.down_proj})
+      pack(*m);
+  }
+}
+
 }  // namespace verdict::models::qwen35

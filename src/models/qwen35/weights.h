@@ -28,6 +28,7 @@ struct Matrix {
   std::vector<uint16_t> bf16;
   std::vector<uint32_t> packed;
   std::vector<float> scales, biases;
+  kernels::PackedWeight repacked;  // the kernels' packed copy (view.pack points into it), when packed
 
   Matrix() = default;
   Matrix(Matrix&&) = default;
@@ -83,6 +84,10 @@ class Weights {
   std::string prefix;             // "model.language_model.", "model." or "language_model.model."
   bool norms_folded = false;      // the file stored 1 + w (MLX)
   bool quantized = false;         // some matrix is MLX-quantized
+
+  // Repacks the layer matrices for the fast prefill GEMMs (kernels::pack) when kernels::pack_enabled(
+  // by_default) (defined in weights.cc); the embeddings and the output projection stay as loaded.
+  void pack_matrices(bool by_default);
 
   // The output projection: lm_head, or the embeddings when tied.
   const kernels::WeightMatrix& output() const { return lm_head.view.rows > 0 ? lm_head.view : embed.view; }
