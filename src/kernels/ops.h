@@ -177,6 +177,10 @@ PackKind preferred_pack(const WeightMatrix& w);
 // empty PackedWeight. Usage: p = pack(w); w.pack = p.view(); — keep p alive as long as w is used.
 PackedWeight pack(const WeightMatrix& w, PackKind kind);
 inline PackedWeight pack(const WeightMatrix& w) { return pack(w, preferred_pack(w)); }
+// Whether a model should pack its matrices, given its default (packing changes results by the activation
+// rounding above): $VERDICT_PACK = "1"/"on" → true, "0"/"off" → false, unset or empty → by_default.
+// Throws verdict::Error on any other value.
+bool pack_enabled(bool by_default);
 
 // Row r of W as fp32 (exact for F32/BF16/F16; for MLX one fp32 multiply then one fp32 add per value;
 // for the ggml block types bit-exactly ggml's dequantize_row_* evaluated without fused multiply-add).

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "core/dtype.h"
@@ -115,6 +116,15 @@ PackKind preferred_pack(const WeightMatrix& w) {
     default:
       return PackKind::None;
   }
+}
+
+bool pack_enabled(bool by_default) {
+  const char* env = std::getenv("VERDICT_PACK");
+  if (env == nullptr || *env == '\0') return by_default;
+  const std::string v = env;
+  if (v == "1" || v == "on") return true;
+  if (v == "0" || v == "off") return false;
+  throw Error("VERDICT_PACK must be 1, on, 0 or off, got '" + v + "'");
 }
 
 PackedWeight pack(const WeightMatrix& w, PackKind kind) {
