@@ -12,6 +12,7 @@ export VERDICT_FIXTURES="$fixtures"
 seeds() {
   case "$1" in
     safetensors_fuzz) echo "$fixtures/qwen35-tiny-mlx4/model.safetensors $fixtures/clef-head/head_a/f32/joint_head.safetensors" ;;
+    gguf_fuzz) echo "$fixtures/qwen35-tiny/model-f32.gguf" ;;
     config_fuzz) echo "$fixtures/qwen35-tiny/config.json $fixtures/qwen35-tiny-mlx4/config.json $fixtures/qwen35-tiny/generation_config.json" ;;
     tokenizer_fuzz) echo "$fixtures/qwen35-tiny/tokenizer_config.json" ;;
     jinja_fuzz) echo "$fixtures/chat-templates/Qwen3.5-4B.jinja $fixtures/chat-templates/Qwen-Qwen3-0.6B.jinja" ;;

@@ -1,0 +1,225 @@
+#include "formats/ggml_quant.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "core/dtype.h"
+#include "core/error.h"
+
+namespace verdict::formats {
+namespace {
+
+constexpr int kQ8 = 32, kQ4 = 32, kQK = 256;
+
+void store_u16(uint8_t* p, uint16_t v) {
+  p[0] = static_cast<uint8_t>(v);
+  p[1] = static_cast<uint8_t>(v >> 8);
+}
+float load_f16(const uint8_t* p) { return f16_to_f32(static_cast<uint16_t>(p[0] | (p[1] << 8))); }
+void store_f16(uint8_t* p, float v) { store_u16(p, f32_to_f16(v)); }
+
+// Round half away from zero through the float's bits, as ggml's nearest_int (valid for |x| < 2^22).
+int nearest_int(float x) {
+  const float shifted = x + 12582912.0f;  // 1.5 · 2^23: the integer lands in the low mantissa bits
+  int32_t bits;
+  std::memcpy(&bits, &shifted, sizeof bits);
+  return (bits & 0x007fffff) - 0x00400000;
+}
+
+// Q8_0: d = max|x| / 127, q = round(x / d) (roundf: half away from zero).
+void quantize_q8_0(const float* x, int64_t n, uint8_t* out) {
+  for (int64_t b = 0; b < n / kQ8; ++b, x += kQ8, out += 34) {
+    float amax = 0.0f;
+    for (int j = 0; j < kQ8; ++j) amax = std::max(amax, std::fabs(x[j]));
+    const float d = amax / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    store_f16(out, d);
+    for (int j = 0; j < kQ8; ++j) {
+      const float q = std::roundf(x[j] * id);  // within ±127 for finite input; NaN/inf weights give 0
+      out[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(std::fabs(q) <= 127.0f ? static_cast<int>(q) : 0));
+    }
+  }
+}
+
+// min(15, trunc(v + 8.5)) for v in [−8, 8] (finite input); NaN gives 0.
+int q4_0_level(float v) {
+  const float f = v + 8.5f;
+  if (!(f >= 0.0f)) return 0;
+  return f >= 15.0f ? 15 : static_cast<int>(f);
+}
+
+// Q4_0: d = (the value of largest magnitude) / −8, q = min(15, trunc(x / d + 8.5)).
+void quantize_q4_0(const float* x, int64_t n, uint8_t* out) {
+  for (int64_t b = 0; b < n / kQ4; ++b, x += kQ4, out += 18) {
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < kQ4; ++j)
+      if (std::fabs(x[j]) > amax) {
+        amax = std::fabs(x[j]);
+        max = x[j];
+      }
+    const float d = max / -8.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    store_f16(out, d);
+    for (int j = 0; j < kQ4 / 2; ++j) {
+      const int lo = q4_0_level(x[j] * id), hi = q4_0_level(x[j + kQ4 / 2] * id);
+      out[2 + j] = static_cast<uint8_t>(lo | (hi << 4));
+    }
+  }
+}
+
+// The best (scale, min) for one 32-value sub-block at levels 0..nmax: start from the full range, then try
+// 21 slightly stretched ranges and keep the weighted least-squares fit with the smallest weighted
+// squared error (ggml's make_qkx2_quants with rmin −1, rdelta 0.1, 20 steps). Returns the scale and
+// stores −min (a non-negative offset) in `neg_min`.
+float fit_scale_min(const float* x, const float* w, int nmax, uint8_t* levels, float* neg_min) {
+  constexpr int n = 32;
+  float lo = x[0], hi = x[0], sum_w = w[0], sum_x = w[0] * x[0];
+  for (int i = 1; i < n; ++i) {
+    lo = std::min(lo, x[i]);
+    hi = std::max(hi, x[i]);
+    sum_w += w[i];
+    sum_x += w[i] * x[i];
+  }
+  if (lo > 0) lo = 0;
+  if (hi == lo) {
+    std::fill(levels, levels + n, uint8_t{0});
+    *neg_min = -lo;
+    return 0.0f;
+  }
+  float iscale = static_cast<float>(nmax) / (hi - lo);
+  float scale = 1.0f / iscale;
+  float best = 0.0f;
+  for (int i = 0; i < n; ++i) {
+    const int l = std::clamp(nearest_int(iscale * (x[i] - lo)), 0, nmax);
+    levels[i] = static_cast<uint8_t>(l);
+    const float diff = scale * static_cast<float>(l) + lo - x[i];
+    best += w[i] * (diff * diff);
+  }
+  uint8_t trial[n];
+  for (int step = 0; step <= 20; ++step) {
+    iscale = (-1.0f + 0.1f * static_cast<float>(step) + static_cast<float>(nmax)) / (hi - lo);
+    float sum_l = 0, sum_l2 = 0, sum_xl = 0;
+    for (int i = 0; i < n; ++i) {
+      const int l = std::clamp(nearest_int(iscale * (x[i] - lo)), 0, nmax);
+      trial[i] = static_cast<uint8_t>(l);
+      const auto fl = static_cast<float>(l);
+      sum_l += w[i] * fl;
+      sum_l2 += w[i] * fl * fl;
+      sum_xl += w[i] * fl * x[i];
+    }
+    const float det = sum_w * sum_l2 - sum_l * sum_l;
+    if (!(det > 0)) continue;
+    float s = (sum_w * sum_xl - sum_x * sum_l) / det;
+    float m = (sum_l2 * sum_x - sum_l * sum_xl) / det;
+    if (m > 0) {
+      m = 0;
+      s = sum_xl / sum_l2;
+    }
+    float err = 0;
+    for (int i = 0; i < n; ++i) {
+      const float diff = s * static_cast<float>(trial[i]) + m - x[i];
+      err += w[i] * (diff * diff);
+    }
+    if (err < best) {
+      std::copy(trial, trial + n, levels);
+      best = err;
+      scale = s;
+      lo = m;
+    }
+  }
+  *neg_min = -lo;
+  return scale;
+}
+
+// Sub-block j's 6-bit scale and min from the 12 packed bytes of a Q4_K block (to requantize with the
+// rounded values actually stored).
+void unpack_scale_min(int j, const uint8_t* q, uint8_t* sc, uint8_t* m) {
+  if (j < 4) {
+    *sc = q[j] & 63;
+    *m = q[j + 4] & 63;
+  } else {
+    *sc = static_cast<uint8_t>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+    *m = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+  }
+}
+
+// Q4_K: eight 32-value sub-blocks, each x ≈ d·sc_j·q − dmin·m_j with 6-bit sc_j, m_j and 4-bit q.
+void quantize_q4_k(const float* x, int64_t n, uint8_t* out) {
+  for (int64_t b = 0; b < n / kQK; ++b, x += kQK, out += 144) {
+    uint8_t levels[kQK];
+    float scales[8], mins[8], weights[32];
+    float max_scale = 0, max_min = 0;
+    for (int j = 0; j < 8; ++j) {
+      const float* xs = x + 32 * j;
+      float sum_x2 = 0;
+      for (int l = 0; l < 32; ++l) sum_x2 += xs[l] * xs[l];
+      const float av_x = std::sqrt(sum_x2 / 32);
+      for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(xs[l]);
+      scales[j] = fit_scale_min(xs, weights, 15, levels + 32 * j, &mins[j]);
+      max_scale = std::max(max_scale, scales[j]);
+      max_min = std::max(max_min, mins[j]);
+    }
+    uint8_t* packed = out + 4;
+    std::memset(packed, 0, 12);
+    const float inv_scale = max_scale > 0 ? 63.0f / max_scale : 0.0f;
+    const float inv_min = max_min > 0 ? 63.0f / max_min : 0.0f;
+    for (int j = 0; j < 8; ++j) {
+      const auto ls = static_cast<uint8_t>(std::min<int>(63, static_cast<uint8_t>(nearest_int(inv_scale * scales[j]))));
+      const auto lm = static_cast<uint8_t>(std::min<int>(63, static_cast<uint8_t>(nearest_int(inv_min * mins[j]))));
+      if (j < 4) {
+        packed[j] = ls;
+        packed[j + 4] = lm;
+      } else {
+        packed[j + 4] = static_cast<uint8_t>((ls & 0xF) | ((lm & 0xF) << 4));
+        packed[j - 4] = static_cast<uint8_t>(packed[j - 4] | ((ls >> 4) << 6));
+        packed[j] = static_cast<uint8_t>(packed[j] | ((lm >> 4) << 6));
+      }
+    }
+    store_f16(out, max_scale / 63.0f);
+    store_f16(out + 2, max_min / 63.0f);
+    // Requantize every value with the rounded 6-bit scales and mins actually stored.
+    for (int j = 0; j < 8; ++j) {
+      uint8_t sc, m;
+      unpack_scale_min(j, packed, &sc, &m);
+      const float d = load_f16(out) * static_cast<float>(sc);
+      if (d == 0.0f) continue;
+      const float dm = load_f16(out + 2) * static_cast<float>(m);
+      for (int l = 0; l < 32; ++l)
+        levels[32 * j + l] = static_cast<uint8_t>(std::clamp(nearest_int((x[32 * j + l] + dm) / d), 0, 15));
+    }
+    uint8_t* q = out + 16;
+    for (int j = 0; j < kQK; j += 64, q += 32)
+      for (int l = 0; l < 32; ++l) q[l] = static_cast<uint8_t>(levels[j + l] | (levels[j + l + 32] << 4));
+  }
+}
+
+void check_blocks(GgmlType type, std::size_t n) {
+  if (!ggml_row_bytes(type, n))
+    throw Error("a row of " + std::to_string(n) + " values is not a whole number of " +
+                std::string(ggml_type_name(type)) + " blocks");
+}
+
+}  // namespace
+
+bool ggml_can_quantize(GgmlType t) {
+  return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16 || t == GgmlType::Q8_0 ||
+         t == GgmlType::Q4_0 || t == GgmlType::Q4_K;
+}
+
+void ggml_quantize_row(GgmlType type, std::span<const float> x, uint8_t* out) {
+  check_blocks(type, x.size());
+  const auto n = static_cast<int64_t>(x.size());
+  switch (type) {
+    case GgmlType::F32: if (n > 0) std::memcpy(out, x.data(), x.size() * 4); return;
+    case GgmlType::F16: for (int64_t i = 0; i < n; ++i) store_f16(out + 2 * i, x[i]); return;
+    case GgmlType::BF16: for (int64_t i = 0; i < n; ++i) store_u16(out + 2 * i, f32_to_bf16(x[i])); return;
+    case GgmlType::Q8_0: quantize_q8_0(x.data(), n, out); return;
+    case GgmlType::Q4_0: quantize_q4_0(x.data(), n, out); return;
+    case GgmlType::Q4_K: quantize_q4_k(x.data(), n, out); return;
+    default: throw Error("cannot write " + std::string(ggml_type_name(type)) + " tensors");
+  }
+}
+
+}  // namespace verdict::formats

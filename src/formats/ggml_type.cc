@@ -1,0 +1,63 @@
+#include "formats/ggml_type.h"
+
+#include <array>
+#include <cctype>
+#include <string>
+
+namespace verdict::formats {
+namespace {
+
+// Block geometry of the standard ggml types (ggml-common.h): the K-quants pack 256 values per block.
+constexpr std::array<GgmlTypeInfo, 20> kTypes = {{
+    {GgmlType::F32, "F32", 1, 4},
+    {GgmlType::F16, "F16", 1, 2},
+    {GgmlType::Q4_0, "Q4_0", 32, 18},
+    {GgmlType::Q4_1, "Q4_1", 32, 20},
+    {GgmlType::Q5_0, "Q5_0", 32, 22},
+    {GgmlType::Q5_1, "Q5_1", 32, 24},
+    {GgmlType::Q8_0, "Q8_0", 32, 34},
+    {GgmlType::Q8_1, "Q8_1", 32, 36},
+    {GgmlType::Q2_K, "Q2_K", 256, 84},
+    {GgmlType::Q3_K, "Q3_K", 256, 110},
+    {GgmlType::Q4_K, "Q4_K", 256, 144},
+    {GgmlType::Q5_K, "Q5_K", 256, 176},
+    {GgmlType::Q6_K, "Q6_K", 256, 210},
+    {GgmlType::Q8_K, "Q8_K", 256, 292},
+    {GgmlType::I8, "I8", 1, 1},
+    {GgmlType::I16, "I16", 1, 2},
+    {GgmlType::I32, "I32", 1, 4},
+    {GgmlType::I64, "I64", 1, 8},
+    {GgmlType::F64, "F64", 1, 8},
+    {GgmlType::BF16, "BF16", 1, 2},
+}};
+
+}  // namespace
+
+std::optional<GgmlTypeInfo> ggml_type_info(uint32_t id) {
+  for (const GgmlTypeInfo& t : kTypes)
+    if (static_cast<uint32_t>(t.type) == id) return t;
+  return std::nullopt;
+}
+
+GgmlTypeInfo ggml_type_info(GgmlType type) { return *ggml_type_info(static_cast<uint32_t>(type)); }
+
+std::string_view ggml_type_name(GgmlType type) { return ggml_type_info(type).name; }
+
+std::optional<GgmlType> ggml_type_from_name(std::string_view name) {
+  std::string upper(name);
+  for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  for (const GgmlTypeInfo& t : kTypes)
+    if (t.name == upper) return t.type;
+  return std::nullopt;
+}
+
+std::optional<uint64_t> ggml_row_bytes(GgmlType type, uint64_t values) {
+  const GgmlTypeInfo info = ggml_type_info(type);
+  const auto block = static_cast<uint64_t>(info.block_values);
+  if (values % block != 0) return std::nullopt;
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(values / block, static_cast<uint64_t>(info.block_bytes), &bytes)) return std::nullopt;
+  return bytes;
+}
+
+}  // namespace verdict::formats

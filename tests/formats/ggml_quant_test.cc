@@ -1,0 +1,134 @@
+// The ggml quantizers: byte-exact against ggml's own reference quantizers, and read back by the kernels
+// within each format's rounding error.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "formats/ggml_quant.h"
+#include "kernels/ops.h"
+
+namespace verdict::formats {
+namespace {
+
+// quantize_row_q8_0_ref / q4_0_ref / q4_K_ref of llama.cpp 80fb11ac (ggml-quants.c) on
+// x[i] = sinf(i · 0.37) · (1 + i mod 7) · 0.01, i < 256, as hex.
+constexpr const char* kQ8_0 =
+    "7e10000d25415b69660a07f6d9b79781f0e8ed00224a7312232b2610ebbcf1ddcabf8110c4da020719314957564103f9"
+    "e2c5a8948ff4f4011c3f637f111d1c0cedc499ee4c10dacdcee003340d2339494a3915fcebd1b6a19ba9fa0116355772"
+    "7f0f1308efcb6310a481eddfdce8042d5c1125353a2e10e2f5e1c9b6aeb8d7010f28445d6a6409057810f3d6b49581f0"
+    "e9ef04264e7612232a230ce6b6f1dccac0c6df08081a3349565384103c02f7e0c3a79492f5f5041f42657f111b1908e9"
+    "c095eedcd1d3e608370d22366f104545330efbead1b8a5a1b1fb031836566f790e1106ecc9a281eee0deeb08315f6e10"
+    "11253437290addf5e1c9b7b2bddd021129455c675f0803f0d3b19381f0eaf108";
+constexpr const char* kQ4_0 =
+    "75207889aadcfe9faeb9a89776437160574678a0fc9a988866452303736468789accfe9f43a0daebebda888577563413"
+    "0374777899bb5a20726057363636588b9eb9caebfceb99866f209765337160574747688a8dafb9dadbda7ba06468799a"
+    "ccfe9fafb9b9a876547260576620fcfc9b998877552302726368789abbed6620b9caebfbeb9986775635130374767889";
+constexpr const char* kQ4_K =
+    "a7086f14fefff8f9fef9effdee7dfde838587a7c8daebec8c8b775635130170606686a7c9fb9dafa8a99968367351464"
+    "24037364677a87b9ea9bbbcac8b69563726050313636588a9cbedfe7f8f79583b775635130170607686a7c9fb9dafa8a"
+    "988673573504645446485879ab8c9dadacbccbc9b89765836252333848699badbfdff9f9f89794725037160677787b9e";
+
+std::vector<float> fixed_input() {
+  std::vector<float> x(256);
+  for (int i = 0; i < 256; ++i) x[static_cast<std::size_t>(i)] = std::sin(static_cast<float>(i) * 0.37f) * static_cast<float>(1 + i % 7) * 0.01f;
+  return x;
+}
+
+std::string hex(const std::vector<uint8_t>& bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : bytes) {
+    out += digits[b >> 4];
+    out += digits[b & 15];
+  }
+  return out;
+}
+
+std::vector<uint8_t> quantize(GgmlType type, const std::vector<float>& x) {
+  std::vector<uint8_t> out(*ggml_row_bytes(type, x.size()));
+  ggml_quantize_row(type, x, out.data());
+  return out;
+}
+
+std::vector<float> read_back(GgmlType type, const std::vector<uint8_t>& blocks, int64_t n) {
+  kernels::WeightMatrix w;
+  w.rows = 1;
+  w.cols = n;
+  w.blocks = blocks.data();
+  switch (type) {
+    case GgmlType::F16: w.type = kernels::WeightType::F16; break;
+    case GgmlType::Q8_0: w.type = kernels::WeightType::Q8_0; break;
+    case GgmlType::Q4_0: w.type = kernels::WeightType::Q4_0; break;
+    case GgmlType::Q4_K: w.type = kernels::WeightType::Q4_K; break;
+    default: ADD_FAILURE() << "type"; break;
+  }
+  std::vector<float> y(static_cast<std::size_t>(n));
+  kernels::dequantize_row(w, 0, y.data());
+  return y;
+}
+
+TEST(GgmlQuant, ByteExactWithGgmlReferenceQuantizers) {
+  const std::vector<float> x = fixed_input();
+  EXPECT_EQ(hex(quantize(GgmlType::Q8_0, x)), kQ8_0);
+  EXPECT_EQ(hex(quantize(GgmlType::Q4_0, x)), kQ4_0);
+  EXPECT_EQ(hex(quantize(GgmlType::Q4_K, x)), kQ4_K);
+}
+
+TEST(GgmlQuant, KernelsReadBackWithinTheRoundingError) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<float> x(512);
+    for (float& v : x) v = normal(rng) * (trial + 1) * 0.05f;
+    double err2[3] = {0, 0, 0}, ref2 = 0;
+    const GgmlType types[3] = {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_K};
+    for (int k = 0; k < 3; ++k) {
+      const std::vector<float> y = read_back(types[k], quantize(types[k], x), 512);
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        err2[k] += (double(y[i]) - x[i]) * (double(y[i]) - x[i]);
+        if (k == 0) ref2 += double(x[i]) * x[i];
+      }
+    }
+    EXPECT_LT(std::sqrt(err2[0] / ref2), 0.006) << trial;  // 8-bit: about 0.4 %
+    EXPECT_LT(std::sqrt(err2[1] / ref2), 0.10) << trial;   // 4-bit, one scale per 32
+    EXPECT_LT(std::sqrt(err2[2] / ref2), 0.08) << trial;   // 4-bit with 6-bit sub-block scales and mins
+  }
+}
+
+TEST(GgmlQuant, Q8_0BlocksHoldTheScaleAndRoundedValues) {
+  std::vector<float> x(32, 0.0f);
+  x[0] = 1.27f;
+  x[1] = -0.5f;
+  x[2] = 0.004f;
+  const std::vector<uint8_t> b = quantize(GgmlType::Q8_0, x);
+  const std::vector<float> y = read_back(GgmlType::Q8_0, b, 32);
+  EXPECT_EQ(static_cast<int8_t>(b[2]), 127);
+  EXPECT_EQ(static_cast<int8_t>(b[3]), -50);
+  EXPECT_EQ(static_cast<int8_t>(b[4]), 0);
+  EXPECT_NEAR(y[0], 1.27f, 1e-3);
+  EXPECT_NEAR(y[1], -0.5f, 1e-3);
+  // An all-zero block has scale 0 and reads back as zeros.
+  const std::vector<uint8_t> z = quantize(GgmlType::Q8_0, std::vector<float>(32, 0.0f));
+  for (float v : read_back(GgmlType::Q8_0, z, 32)) EXPECT_EQ(v, 0.0f);
+}
+
+TEST(GgmlQuant, FloatTypesAndBadInput) {
+  const std::vector<float> x = {1.0f, -2.5f, 65504.0f, 1e-8f};
+  EXPECT_EQ(read_back(GgmlType::F16, quantize(GgmlType::F16, x), 4), (std::vector<float>{1.0f, -2.5f, 65504.0f, 0.0f}));
+  EXPECT_EQ(quantize(GgmlType::BF16, {1.0f, -2.0f}), (std::vector<uint8_t>{0x80, 0x3f, 0x00, 0xc0}));
+  EXPECT_THROW(quantize(GgmlType::Q8_0, std::vector<float>(31)), Error);
+  EXPECT_THROW(quantize(GgmlType::Q6_K, std::vector<float>(256)), Error);
+  // Non-finite weights must not crash (the result is meaningless but defined).
+  std::vector<float> bad(256, 1.0f);
+  bad[3] = std::numeric_limits<float>::quiet_NaN();
+  bad[9] = std::numeric_limits<float>::infinity();
+  for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_K}) EXPECT_NO_THROW(quantize(t, bad));
+}
+
+}  // namespace
+}  // namespace verdict::formats
