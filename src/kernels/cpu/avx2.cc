@@ -213,12 +213,162 @@ void scale_avx2(int64_t n, float a, float* x) {
   }
 }
 
+
+// ---------------------------------------------------------------------------------------------------
+// Packed Int8 (layout in ops.h) without VNNI: half a panel (8 rows) × TB tokens. Weights and activations
+// are widened to int16 and multiplied with vpmaddwd (no saturation, unlike vpmaddubsw with 8-bit
+// weights); the pair sums are folded into rows at the end of each 32-column block. Per lane the fp32
+// steps are those of the AVX-512 kernel.
+
+inline __m256i bcast_x16(const int8_t* p) {
+  int32_t v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return _mm256_cvtepi8_epi16(_mm_set1_epi32(v));
+}
+
+// acc_lo/acc_hi += the products of one 8-row × 4-column chunk (bytes w: row i at 4i .. 4i + 3) with x.
+inline void madd_chunk(__m256i w, __m256i x16, __m256i& acc_lo, __m256i& acc_hi) {
+  const __m256i lo = _mm256_cvtepu8_epi16(_mm256_castsi256_si128(w));
+  const __m256i hi = _mm256_cvtepu8_epi16(_mm256_extracti128_si256(w, 1));
+  acc_lo = _mm256_add_epi32(acc_lo, _mm256_madd_epi16(lo, x16));
+  acc_hi = _mm256_add_epi32(acc_hi, _mm256_madd_epi16(hi, x16));
+}
+
+template <int TB, int BITS, bool MINS>
+void int8_half(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, int h, float* y) {
+  constexpr int64_t kWeightBytes = BITS == 8 ? 512 : 256;
+  const int64_t bs = w.block_stride;
+  const uint8_t* base = w.data + p * w.blocks * bs;
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  const __m256i fold = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
+  __m256 facc[TB];
+#pragma GCC unroll 4
+  for (int tt = 0; tt < TB; ++tt) facc[tt] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < w.blocks; ++b) {
+    const uint8_t* rec = base + b * bs;
+    __m256i lo[TB], hi[TB];
+#pragma GCC unroll 4
+    for (int tt = 0; tt < TB; ++tt) lo[tt] = hi[tt] = _mm256_setzero_si256();
+    const int8_t* xb = a.q + t * a.cols + b * kQBlock;
+    if constexpr (BITS == 8) {
+      for (int j = 0; j < 8; ++j) {
+        const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + 64 * j + 32 * h));
+#pragma GCC unroll 4
+        for (int tt = 0; tt < TB; ++tt) madd_chunk(wv, bcast_x16(xb + tt * a.cols + 4 * j), lo[tt], hi[tt]);
+      }
+    } else {
+      for (int j = 0; j < 4; ++j) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + 64 * j + 32 * h));
+        const __m256i wl = _mm256_and_si256(v, low4);
+        const __m256i wh = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+#pragma GCC unroll 4
+        for (int tt = 0; tt < TB; ++tt) {
+          madd_chunk(wl, bcast_x16(xb + tt * a.cols + 4 * j), lo[tt], hi[tt]);
+          madd_chunk(wh, bcast_x16(xb + tt * a.cols + 4 * j + 16), lo[tt], hi[tt]);
+        }
+      }
+    }
+    const __m256 sc = _mm256_loadu_ps(reinterpret_cast<const float*>(rec + kWeightBytes) + 8 * h);
+#pragma GCC unroll 4
+    for (int tt = 0; tt < TB; ++tt) {
+      const int64_t at = (t + tt) * a.blocks + b;
+      __m256i dot = _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(lo[tt], hi[tt]), fold);
+      dot = _mm256_add_epi32(dot, _mm256_set1_epi32(-w.offset * a.qsum[at]));
+      const __m256 part = _mm256_mul_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(a.d[at]));
+      facc[tt] = _mm256_fmadd_ps(part, sc, facc[tt]);
+      if constexpr (MINS) {
+        const __m256 mn = _mm256_loadu_ps(reinterpret_cast<const float*>(rec + kWeightBytes + 64) + 8 * h);
+        facc[tt] = _mm256_fmadd_ps(mn, _mm256_set1_ps(a.xsum[at]), facc[tt]);
+      }
+    }
+  }
+  const int64_t r0 = p * kPackRows + 8 * h;
+#pragma GCC unroll 4
+  for (int tt = 0; tt < TB; ++tt) {
+    float* dst = y + (t + tt) * w.rows + r0;
+    if (r0 + 8 <= w.rows) {
+      _mm256_storeu_ps(dst, facc[tt]);
+    } else {
+      _mm256_maskstore_ps(dst, lane_mask(w.rows - r0), facc[tt]);
+    }
+  }
+}
+
+template <int BITS, bool MINS>
+void int8_panels_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
+                      float* y) {
+  for (int64_t p = p0; p < p1; ++p) {
+    for (int h = 0; h < 2 && p * kPackRows + 8 * h < w.rows; ++h) {
+      int64_t t = t0;
+      for (; t + 3 <= t1; t += 3) int8_half<3, BITS, MINS>(w, a, t, p, h, y);
+      if (t1 - t == 2) int8_half<2, BITS, MINS>(w, a, t, p, h, y);
+      if (t1 - t == 1) int8_half<1, BITS, MINS>(w, a, t, p, h, y);
+    }
+  }
+}
+
+void int8_tile_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
+                    float* y) {
+  if (w.bits == 8) {
+    if (w.has_mins) {
+      int8_panels_avx2<8, true>(w, a, t0, t1, p0, p1, y);
+    } else {
+      int8_panels_avx2<8, false>(w, a, t0, t1, p0, p1, y);
+    }
+  } else if (w.has_mins) {
+    int8_panels_avx2<4, true>(w, a, t0, t1, p0, p1, y);
+  } else {
+    int8_panels_avx2<4, false>(w, a, t0, t1, p0, p1, y);
+  }
+}
+
+// Same q, d and qsum as quantize_rows_generic (max is exact, one fp32 multiply, round to nearest even).
+void quantize_rows_avx2(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d, int32_t* qsum,
+                        float* xsum) {
+  const int64_t blocks = cols / kQBlock;
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  for (int64_t t = t0; t < t1; ++t) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      const float* src = x + t * cols + b * kQBlock;
+      __m256 v[4], m = _mm256_setzero_ps(), s = _mm256_setzero_ps();
+      for (int i = 0; i < 4; ++i) {
+        v[i] = _mm256_loadu_ps(src + 8 * i);
+        m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v[i]));
+        s = _mm256_add_ps(s, v[i]);
+      }
+      __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+      m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+      m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+      const float amax = _mm_cvtss_f32(m4);
+      const float inv = amax != 0.0f ? 127.0f / amax : 0.0f;
+      const __m256 iv = _mm256_set1_ps(inv);
+      __m256i qi[4], sum = _mm256_setzero_si256();
+      for (int i = 0; i < 4; ++i) {
+        qi[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], iv));
+        sum = _mm256_add_epi32(sum, qi[i]);
+      }
+      // int32 → int8 (values within ±127): two packs, then undo their lane interleave.
+      const __m256i p16a = _mm256_packs_epi32(qi[0], qi[1]);
+      const __m256i p16b = _mm256_packs_epi32(qi[2], qi[3]);
+      const __m256i p8 = _mm256_packs_epi16(p16a, p16b);
+      const __m256i ordered = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + t * cols + b * kQBlock), ordered);
+      __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+      s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
+      s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
+      d[t * blocks + b] = amax / 127.0f;
+      qsum[t * blocks + b] = _mm_cvtsi128_si32(s4);
+      xsum[t * blocks + b] = hsum(s);
+    }
+  }
+}
+
 }  // namespace
 
 const KernelTable& avx2_table() {
   static const KernelTable table{matmul_tile_avx2,      dequantize_row_avx2, dot_avx2,
-                                 axpy_avx2,             scale_avx2,          quantize_rows_generic,
-                                 int8_tile_generic,     bf16_rows_generic,   bf16_tile_generic};
+                                 axpy_avx2,             scale_avx2,          quantize_rows_avx2,
+                                 int8_tile_avx2,     bf16_rows_generic,   bf16_tile_generic};
   return table;
 }
 
