@@ -48,7 +48,7 @@ int run_tokenize(Args& args) {
   const bool skip_special = args.flag("skip-special");
   args.finish();
 
-  const Tokenizer tok = Tokenizer::from_file(tokenizer_path(model));
+  const Tokenizer tok = load_tokenizer(model);
   if (!jsonl) {
     std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
     if (decode) {

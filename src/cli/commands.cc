@@ -7,11 +7,11 @@ const std::vector<Command>& commands() {
       {"serve", "serve decision models over HTTP (/v1/systemone, /v1/models, /health, /metrics)", kServeUsage,
        run_serve},
       {"info", "describe a checkpoint folder (dimensions, dtypes, quantization, tokenizer, memory)",
-       "usage: verdict info DIR [--json]\n\n"
+       "usage: verdict info DIR|FILE.gguf [--json]\n\n"
        "Describes the checkpoint in DIR: model kind (decision when joint_head.safetensors and\n"
        "joint_head_config.json are present, else chat), architecture, text-model dimensions, layer\n"
        "pattern, stored dtypes, quantization, tokenizer, parameter count and the memory the model\n"
-       "takes once loaded.\n\n"
+       "takes once loaded. A llama.cpp qwen35 .gguf file is described from its metadata.\n\n"
        "options:\n"
        "  --json    print one JSON object instead of text\n",
        run_info},
@@ -20,7 +20,8 @@ const std::vector<Command>& commands() {
        "Reads UTF-8 text on stdin and prints its token ids as a JSON array. Special tokens written in\n"
        "the text are parsed as single ids, as Hugging Face does. Invalid UTF-8 is replaced by U+FFFD.\n\n"
        "options:\n"
-       "  --model DIR      checkpoint folder (tokenizer.json), or the tokenizer.json file itself\n"
+       "  --model DIR      checkpoint folder (tokenizer.json), the tokenizer.json file itself, or a .gguf\n"
+       "                   file (its folder's tokenizer.json if present, else the file's tokenizer)\n"
        "  --jsonl          read one JSON object per line: {\"text\": ...} -> {\"ids\": [...]};\n"
        "                   with --decode: {\"ids\": [...]} -> {\"text\": ...}\n"
        "  --decode         read a JSON array of ids on stdin and print the text\n"
@@ -51,7 +52,7 @@ const std::vector<Command>& commands() {
        "and prints {\"hidden\": [[...], ...], \"logits\": [...]}: the final-norm hidden row of the last\n"
        "position (every position with --all-rows) and the logits of the last position.\n\n"
        "options:\n"
-       "  --model DIR     checkpoint folder\n"
+       "  --model DIR     checkpoint folder, or a qwen35 .gguf file\n"
        "  --tokens LIST   comma-separated token ids\n"
        "  --all-rows      print the hidden rows of every position\n"
        "  --chunk N       prefill chunk size in tokens (default 512; the result does not depend on it)\n"
@@ -63,7 +64,7 @@ const std::vector<Command>& commands() {
        "Prefills the prompt ids, then decodes greedily (argmax, first maximum on ties) one token at a\n"
        "time from the sequence state, and prints {\"ids\": [...]} (the generated ids only).\n\n"
        "options:\n"
-       "  --model DIR       checkpoint folder\n"
+       "  --model DIR       checkpoint folder, or a qwen35 .gguf file\n"
        "  --tokens LIST     comma-separated prompt token ids\n"
        "  --max-tokens N    ids to generate (exactly N unless --stop-at-eos)\n"
        "  --stop-at-eos     stop after a stop id of generation_config.json (else config.json)\n"
@@ -98,6 +99,19 @@ const std::vector<Command>& commands() {
        "                            \"content\", \"finish_reason\", \"usage\"} instead of streaming\n"
        "  --threads N               worker threads (default: all cores; env VERDICT_THREADS)\n",
        run_chat},
+      {"convert", "write a Hugging Face or MLX Qwen3.5 checkpoint as a llama.cpp qwen35 GGUF file",
+       "usage: verdict convert IN_DIR OUT.gguf [--type f32|f16|bf16|q8_0|q4_0|q4_k] [--name NAME]\n\n"
+       "Writes the Qwen3.5 checkpoint in IN_DIR (Hugging Face safetensors, or MLX: dequantized\n"
+       "first) as a GGUF file that llama.cpp loads: the tensors and metadata llama.cpp's\n"
+       "convert_hf_to_gguf.py writes for the qwen35 architecture (without the MTP block), value heads\n"
+       "in llama.cpp's order, and the tokenizer (tokenizer.json, tokenizer_config.json). Norms,\n"
+       "conv1d, ssm_a and dt bias stay F32; the other matrices take --type, quantized with ggml's\n"
+       "reference quantizers (rows that are not whole blocks fall back to Q8_0, then F16).\n"
+       "verdict loads the file back anywhere a model path is accepted (see docs/gguf.md).\n\n"
+       "options:\n"
+       "  --type T       f32 (default), f16, bf16, q8_0, q4_0 or q4_k\n"
+       "  --name NAME    general.name (default: the folder's name)\n",
+       run_convert},
       {"make-model", "write a random-weight checkpoint (Qwen3.5 or Clef layout) for tests, demos, benchmarks",
        "usage: verdict make-model --preset NAME --seed S [--dtype bf16|f32] [--quantize mlx4|mlx8]\n"
        "                          [--threads N] [--dry-run] OUT_DIR\n\n"

@@ -24,6 +24,7 @@ int run_tokenize(Args& args);
 int run_forward(Args& args);
 int run_generate(Args& args);
 int run_make_model(Args& args);
+int run_convert(Args& args);
 int run_decide(Args& args);
 int run_serve(Args& args);
 extern const char kServeUsage[];

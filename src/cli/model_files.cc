@@ -4,6 +4,8 @@
 
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "formats/gguf.h"
+#include "formats/gguf_tokenizer.h"
 #include "formats/safetensors.h"
 
 namespace verdict::cli {
@@ -29,6 +31,15 @@ std::string tokenizer_path(const std::string& dir_or_file) {
   const std::string path = dir_or_file + "/tokenizer.json";
   if (!file_exists(path)) throw Error(dir_or_file + ": no tokenizer.json in this folder");
   return path;
+}
+
+tokenizer::Tokenizer load_tokenizer(const std::string& model) {
+  if (formats::is_gguf_path(model)) {
+    std::string source;
+    const std::string text = formats::gguf_model_tokenizer_json(model, &source);
+    return tokenizer::Tokenizer::from_json(text, source);
+  }
+  return tokenizer::Tokenizer::from_file(tokenizer_path(model));
 }
 
 }  // namespace verdict::cli

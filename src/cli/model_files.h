@@ -2,6 +2,8 @@
 #pragma once
 #include <string>
 
+#include "tokenizer/tokenizer.h"
+
 namespace verdict::cli {
 
 enum class ModelKind { Decision, Chat };
@@ -16,5 +18,9 @@ bool has_random_weights(const std::string& dir);
 
 // DIR/tokenizer.json, or the path itself when it names a file. Throws verdict::Error if missing.
 std::string tokenizer_path(const std::string& dir_or_file);
+
+// The tokenizer of a model: DIR/tokenizer.json, a tokenizer.json file, or for a .gguf file the rule
+// of formats::gguf_model_tokenizer_json (a sibling tokenizer.json, else the file's metadata).
+tokenizer::Tokenizer load_tokenizer(const std::string& model);
 
 }  // namespace verdict::cli

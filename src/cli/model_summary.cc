@@ -6,6 +6,8 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "formats/checkpoint_summary.h"
+#include "formats/gguf.h"
+#include "formats/gguf_qwen35.h"
 #include "formats/tensor_store.h"
 #include "tokenizer/tokenizer.h"
 
@@ -21,8 +23,7 @@ std::optional<std::string> token_string(const Json& cfg, const char* key) {
   return std::nullopt;
 }
 
-TokenizerSummary summarize_tokenizer(const std::string& dir) {
-  const auto tok = tokenizer::Tokenizer::from_file(dir + "/tokenizer.json");
+TokenizerSummary summarize_tokens(const tokenizer::Tokenizer& tok) {
   TokenizerSummary t;
   t.vocab_size = tok.vocab_size();
   t.model_vocab_size = tok.model_vocab_size();
@@ -33,6 +34,11 @@ TokenizerSummary summarize_tokenizer(const std::string& dir) {
   t.decoder = tok.decoder_name();
   for (const auto& a : tok.added_tokens())
     if (a.special) t.special_tokens.emplace_back(a.content, a.id);
+  return t;
+}
+
+TokenizerSummary summarize_tokenizer(const std::string& dir) {
+  TokenizerSummary t = summarize_tokens(tokenizer::Tokenizer::from_file(dir + "/tokenizer.json"));
   const std::string cfg_path = dir + "/tokenizer_config.json";
   if (file_exists(cfg_path)) {
     const Json cfg = load_json_file(cfg_path);
@@ -95,7 +101,39 @@ std::string layer_pattern(const formats::TextConfig& text) {
   return out;
 }
 
+namespace {
+
+// A llama.cpp qwen35 GGUF file: dimensions from its metadata, dtypes = ggml tensor types.
+ModelSummary summarize_gguf(const std::string& path) {
+  ModelSummary s;
+  s.path = path;
+  const formats::GgufFile file(path);
+  s.config = formats::gguf_qwen35_model_config(file);
+  for (const formats::GgufTensor& t : file.tensors()) {
+    ++s.dtypes[std::string(formats::ggml_type_name(t.type))];
+    s.parameters += t.numel();
+    if (t.name == "token_embd.weight" || t.name == "output.weight") s.embedding_parameters += t.numel();
+    s.weight_bytes += t.nbytes;
+  }
+  s.tensors = file.tensors().size();
+  const tokenizer::Tokenizer tok = load_tokenizer(path);
+  s.tokenizer = summarize_tokens(tok);
+  auto token = [&](const char* key) -> std::optional<std::string> {
+    const auto id = file.find_int(key);
+    if (!id || *id < 0) return std::nullopt;
+    return tok.id_to_token(static_cast<tokenizer::TokenId>(*id));
+  };
+  s.tokenizer->eos_token = token("tokenizer.ggml.eos_token_id");
+  s.tokenizer->bos_token = token("tokenizer.ggml.bos_token_id");
+  s.tokenizer->pad_token = token("tokenizer.ggml.padding_token_id");
+  s.tokenizer->chat_template = file.find("tokenizer.chat_template") != nullptr;
+  return s;
+}
+
+}  // namespace
+
 ModelSummary summarize_model(const std::string& dir) {
+  if (formats::is_gguf_path(dir)) return summarize_gguf(dir);
   ModelSummary s;
   s.path = dir;
   s.kind = detect_kind(dir);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "formats/gguf_qwen35.h"
 #include "formats/hf_config.h"
 #include "kernels/ops.h"
 #include "kernels/thread_pool.h"
@@ -32,6 +33,12 @@ std::span<const float> ForwardOutput::logits_row(std::size_t seq, int64_t i) con
 }
 
 std::unique_ptr<Backbone> Backbone::load(const std::string& dir, const LoadOptions& options) {
+  if (formats::is_gguf_path(dir)) {
+    auto file = std::make_unique<formats::GgufFile>(dir);
+    Config config = make_config(formats::gguf_qwen35_model_config(*file), dir);
+    auto weights = Weights::load_gguf(std::move(file), config);
+    return std::make_unique<Backbone>(std::move(config), std::move(weights), options);
+  }
   const formats::ModelConfig model = formats::load_model_config(dir + "/config.json");
   Config config = make_config(model, dir + "/config.json");
   auto weights = Weights::load(dir, config, model);
@@ -84,7 +91,7 @@ ForwardOutput Backbone::forward(SeqStatePool& pool, std::span<const SequenceInpu
   }
 
   // Decoder layers: x ← x + Mixer(norm(x)); x ← x + MLP(norm(x)).
-  const StepContext step{c, pool, segments, rows, options_.head_mapping};
+  const StepContext step{c, pool, segments, rows, options_.head_mapping.value_or(weights_->head_mapping)};
   std::vector<float> xn(x.size()), mix(x.size());
   for (int64_t l = 0; l < c.layers; ++l) {
     const LayerWeights& lw = weights_->layers[static_cast<std::size_t>(l)];

@@ -9,6 +9,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -22,8 +23,9 @@ namespace verdict::models::qwen35 {
 inline constexpr int64_t kDefaultPrefillChunk = 512;
 
 struct LoadOptions {
-  // Test-only switch: HeadMapping::Tiled is wrong for Hugging Face and MLX files (spec §6.4).
-  HeadMapping head_mapping = HeadMapping::Grouped;
+  // Test-only override of the value-head order; by default the file's own (Grouped for Hugging Face
+  // and MLX files, Tiled for GGUF). Any other choice computes the wrong model (spec §6.4).
+  std::optional<HeadMapping> head_mapping;
 };
 
 // One sequence's part of a forward step.
@@ -46,7 +48,8 @@ struct ForwardOutput {
 
 class Backbone {
  public:
-  // Loads config.json and the safetensors weights of a checkpoint directory. Throws verdict::Error.
+  // Loads config.json and the safetensors weights of a checkpoint directory, or a `qwen35` GGUF file
+  // (a path ending in .gguf). Throws verdict::Error.
   static std::unique_ptr<Backbone> load(const std::string& dir, const LoadOptions& options = {});
   Backbone(Config config, std::unique_ptr<Weights> weights, LoadOptions options);
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/gguf.h"
 #include "formats/hf_config.h"
 #include "formats/tensor_store.h"
 #include "kernels/ops.h"
@@ -75,6 +76,9 @@ class Weights {
   // Opens the safetensors of `dir` and loads every text tensor. Throws verdict::Error.
   static std::unique_ptr<Weights> load(const std::string& dir, const Config& config,
                                        const formats::ModelConfig& model);
+  // Loads a llama.cpp `qwen35` GGUF file (spec §9.3; weights_gguf.cc). The value heads stay in the
+  // file's tiled order (head_mapping = Tiled); matrices are used in place from the mapped file.
+  static std::unique_ptr<Weights> load_gguf(std::unique_ptr<formats::GgufFile> file, const Config& config);
 
   Matrix embed;                   // [V, H]
   Matrix lm_head;                 // [V, H]; unset (rows 0) when the embeddings are tied
@@ -84,6 +88,9 @@ class Weights {
   std::string prefix;             // "model.language_model.", "model." or "language_model.model."
   bool norms_folded = false;      // the file stored 1 + w (MLX)
   bool quantized = false;         // some matrix is MLX-quantized
+  // Which key head a DeltaNet value head reads in this file's order: Grouped for Hugging Face and
+  // MLX files, Tiled for GGUF files (whose value heads llama.cpp's converter reordered).
+  HeadMapping head_mapping = HeadMapping::Grouped;
 
   // Repacks the layer matrices for the fast prefill GEMMs (kernels::pack) when kernels::pack_enabled(
   // by_default) (defined in weights.cc); the embeddings and the output projection stay as loaded.
@@ -94,6 +101,7 @@ class Weights {
 
  private:
   std::unique_ptr<formats::TensorStore> store_;  // the mapped files the views point into
+  std::unique_ptr<formats::GgufFile> gguf_;      // or the mapped GGUF file
 };
 
 }  // namespace verdict::models::qwen35

@@ -1,0 +1,36 @@
+// `verdict convert`: a Hugging Face or MLX Qwen3.5 checkpoint folder written as a llama.cpp `qwen35`
+// GGUF file, with the tensors and metadata llama.cpp's convert_hf_to_gguf.py writes (run with
+// --no-mtp: the MTP block is not exported): its names, the `+1` folded into the zero-centred norms,
+// ssm_a = −exp(A_log), conv1d squeezed to [C, K], the value heads reordered to llama.cpp's tiled
+// order (spec §9.4), the qwen35.* dimension keys and the tokenizer block (formats/gguf_tokenizer.h).
+// Tensors are written in the order of their Hugging Face names, as the converter does.
+//
+// Tensor types: every 1-D tensor, every `*_norm.weight`, `ssm_conv1d`, `ssm_a` and `ssm_dt.bias` stay
+// F32 (as llama.cpp keeps them); the other matrices take the requested type, quantized with ggml's
+// reference quantizers (formats/ggml_quant.h). A matrix whose rows are not a whole number of blocks
+// falls back to Q8_0 (Q4_K), then to F16, as llama.cpp falls back. MLX matrices are dequantized
+// exactly first.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "formats/ggml_type.h"
+
+namespace verdict::models::qwen35 {
+
+struct GgufExportOptions {
+  formats::GgmlType type = formats::GgmlType::F32;  // F32, F16, BF16, Q8_0, Q4_0 or Q4_K
+  std::string name;                                  // general.name; default: the folder's name
+};
+
+struct GgufExportSummary {
+  int64_t tensors = 0;
+  std::map<std::string, int64_t> tensors_by_type;  // "F32" -> count
+  uint64_t file_bytes = 0;
+};
+
+// Throws verdict::Error naming the file and the problem.
+GgufExportSummary export_gguf(const std::string& in_dir, const std::string& out_path, const GgufExportOptions& options);
+
+}  // namespace verdict::models::qwen35

@@ -1,0 +1,101 @@
+// `verdict convert` and the commands that take a .gguf model path (info, tokenize, forward), driven as
+// a user would.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "core/json.h"
+#include "support/fixtures.h"
+#include "support/process.h"
+
+namespace verdict {
+namespace {
+
+using testing::fixture;
+using testing::run_process;
+using testing::verdict_bin;
+
+std::string temp_dir(const std::string& tag) {
+  const std::string dir = ::testing::TempDir() + "/convert_test_" + tag + "_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string ids_text(const Json& ids) {
+  std::string out;
+  for (const Json& id : ids) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(id.get<int>());
+  }
+  return out;
+}
+
+TEST(Convert, UsageErrorsExitTwo) {
+  EXPECT_EQ(run_process(verdict_bin(), {"convert"}).exit_code, 2);
+  EXPECT_EQ(run_process(verdict_bin(), {"convert", fixture("qwen35-tiny")}).exit_code, 2);
+  const auto bad_type = run_process(verdict_bin(), {"convert", fixture("qwen35-tiny"), "x.gguf", "--type", "q5_1"});
+  EXPECT_EQ(bad_type.exit_code, 2);
+  EXPECT_NE(bad_type.err.find("--type must be"), std::string::npos) << bad_type.err;
+  const auto help = run_process(verdict_bin(), {"convert", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("usage: verdict convert IN_DIR OUT.gguf"), std::string::npos);
+}
+
+TEST(Convert, MissingInputIsAnError) {
+  const std::string dir = temp_dir("missing");
+  const auto r = run_process(verdict_bin(), {"convert", dir + "/nope", dir + "/out.gguf"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("nope"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out.gguf"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Convert, WritesAFileTheOtherCommandsLoad) {
+  const std::string dir = temp_dir("q8");
+  const std::string out = dir + "/tiny-q8_0.gguf";  // no tokenizer.json beside it: the GGUF's own is used
+  const auto r = run_process(verdict_bin(), {"convert", fixture("qwen35-tiny"), out, "--type", "q8_0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("55 tensors (23 F32, 32 Q8_0)"), std::string::npos) << r.out;
+
+  const auto info = run_process(verdict_bin(), {"info", out, "--json"});
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  const Json j = parse_json(info.out, "info");
+  EXPECT_EQ(j["dimensions"]["hidden_size"], 64);
+  EXPECT_EQ(j["dimensions"]["vocab_size"], 768);
+  EXPECT_EQ(j["tokenizer"]["vocab_size"], 765);
+
+  const Json cases = load_json_file(fixture("qwen35-tiny/tokenizer_cases.json"));
+  for (const Json& c : cases["cases"]) {
+    const auto t = run_process(verdict_bin(), {"tokenize", "--model", out}, c["text"].get<std::string>());
+    ASSERT_EQ(t.exit_code, 0) << t.err;
+    EXPECT_EQ(parse_json(t.out, "ids"), c["ids"]) << c["text"];
+  }
+
+  // Q8_0 weights: the logits stay within the quantization's error and keep the golden top-1.
+  const Json golden = load_json_file(fixture("qwen35-tiny/golden.json"));
+  for (const Json& p : golden["prompts"]) {
+    const auto f = run_process(verdict_bin(), {"forward", "--model", out, "--tokens", ids_text(p["ids"])});
+    ASSERT_EQ(f.exit_code, 0) << f.err;
+    const Json logits = parse_json(f.out, "forward")["logits"];
+    const Json& want = p["logits_last"];
+    double max_diff = 0, max_ref = 0;
+    std::size_t best = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      max_diff = std::max(max_diff, std::abs(logits[i].get<double>() - want[i].get<double>()));
+      max_ref = std::max(max_ref, std::abs(want[i].get<double>()));
+      if (logits[i].get<double>() > logits[best].get<double>()) best = i;
+    }
+    EXPECT_LT(max_diff / max_ref, 0.15) << p["name"];
+    EXPECT_EQ(static_cast<int>(best), p["argmax_rows"].back().get<int>()) << p["name"];
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace verdict

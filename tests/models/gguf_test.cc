@@ -1,0 +1,211 @@
+// Qwen3.5 from GGUF: llama.cpp's files of the fixture models against the float64 goldens, the value-head
+// order, and `convert` round trips (F32/F16/BF16 exact; quantized files computed exactly on their
+// dequantized values).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "formats/gguf.h"
+#include "formats/gguf_writer.h"
+#include "golden_util.h"
+#include "kernels/ops.h"
+#include "models/qwen35/gguf_export.h"
+
+namespace verdict::models::qwen35 {
+namespace {
+
+using namespace testing;
+
+std::string temp_path(const std::string& tag) {
+  return ::testing::TempDir() + "/qwen35_gguf_test_" + std::to_string(::getpid()) + "_" + tag + ".gguf";
+}
+
+// Exact fp32 activations: GGUF models otherwise run the kernels' packed GEMMs by default (int8 or bf16
+// activations, as llama.cpp rounds them), which these exactness checks are not about.
+struct ExactActivations {
+  ExactActivations() { ::setenv("VERDICT_PACK", "0", 1); }
+  ~ExactActivations() { ::unsetenv("VERDICT_PACK"); }
+};
+
+struct TempFile {
+  std::string path;
+  ~TempFile() { std::remove(path.c_str()); }
+};
+
+// Prefill of every prompt of golden(name): the last row's logits and the row-0/T-1 hidden rows.
+void expect_matches_golden(const Backbone& model, const std::string& golden_name, const std::string& what) {
+  for (const Json& prompt : golden(golden_name)["prompts"]) {
+    const std::vector<int32_t> ids = to_ids(prompt["ids"]);
+    const auto n = static_cast<int64_t>(ids.size());
+    SeqStatePool pool = model.make_pool(1, n);
+    const int64_t last = n - 1;
+    const ForwardOutput out = model.prefill(pool, pool.acquire(), ids, std::span<const int64_t>(&last, 1));
+    const std::string name = what + " " + prompt["name"].get<std::string>();
+    for (const auto& [row, values] : prompt["hidden_rows"].items())
+      expect_row_close(out.hidden_row(0, std::stoll(row)), to_floats(values), name + " hidden row " + row);
+    expect_row_close(out.logits_row(0, 0), to_floats(prompt["logits_last"]), name + " logits_last");
+  }
+}
+
+std::vector<float> last_logits(const Backbone& model, const std::vector<int32_t>& ids) {
+  SeqStatePool pool = model.make_pool(1, static_cast<int64_t>(ids.size()));
+  const int64_t last = static_cast<int64_t>(ids.size()) - 1;
+  const ForwardOutput out = model.prefill(pool, pool.acquire(), ids, std::span<const int64_t>(&last, 1));
+  const auto row = out.logits_row(0, 0);
+  return {row.begin(), row.end()};
+}
+
+TEST(GgufModel, LlamaCppFilesMatchTheGoldens) {
+  for (const std::string name : {"qwen35-tiny", "qwen35-small"}) {
+    const auto model = Backbone::load(checkpoint_dir(name + "/model-f32.gguf"));
+    EXPECT_EQ(model->weights().head_mapping, HeadMapping::Tiled);
+    const Json& cfg = golden(name)["config"];
+    EXPECT_EQ(model->config().vocab, cfg["vocab_size"].get<int64_t>());
+    EXPECT_EQ(model->config().tied, cfg["tie_word_embeddings"].get<bool>());
+    EXPECT_EQ(model->config().rotary_dim, cfg["rotary_dim"].get<int64_t>());
+    EXPECT_EQ(model->config().nv, cfg["linear_num_value_heads"].get<int64_t>());
+    expect_matches_golden(*model, name, name + ".gguf");
+  }
+}
+
+TEST(GgufModel, GroupedValueHeadsBreakTheGgufOrder) {
+  // nv ≠ nk in both fixture models: reading GGUF slots with the Hugging Face mapping is wrong.
+  const std::string path = checkpoint_dir("qwen35-small/model-f32.gguf");
+  const std::vector<int32_t> ids = to_ids(golden("qwen35-small")["prompts"][1]["ids"]);
+  const std::vector<float> ref = to_floats(golden("qwen35-small")["prompts"][1]["logits_last"]);
+  LoadOptions wrong;
+  wrong.head_mapping = HeadMapping::Grouped;
+  EXPECT_LT(row_diff(last_logits(*Backbone::load(path), ids), ref).rel(), kRelTolerance);
+  EXPECT_GT(row_diff(last_logits(*Backbone::load(path, wrong), ids), ref).rel(), 1e-2);
+}
+
+TEST(GgufModel, ConvertWritesWhatLlamaCppWrote) {
+  // The fixture GGUF files were written bit-identically to llama.cpp's convert_hf_to_gguf.py.
+  for (const std::string name : {"qwen35-tiny", "qwen35-small"}) {
+    const TempFile out{temp_path(name + "-f32")};
+    export_gguf(checkpoint_dir(name), out.path, {});
+    const formats::GgufFile ours(out.path), theirs(checkpoint_dir(name + "/model-f32.gguf"));
+    ASSERT_EQ(ours.header().metadata.size(), theirs.header().metadata.size()) << name;
+    for (std::size_t i = 0; i < ours.header().metadata.size(); ++i) {
+      const auto& [key, value] = ours.header().metadata[i];
+      const auto& [want_key, want] = theirs.header().metadata[i];
+      EXPECT_EQ(key, want_key) << name;
+      EXPECT_EQ(value.to_string(1u << 20), want.to_string(1u << 20)) << name << " " << key;
+      EXPECT_EQ(value.raw(), want.raw()) << name << " " << key;
+    }
+    ASSERT_EQ(ours.tensors().size(), theirs.tensors().size()) << name;
+    for (std::size_t i = 0; i < ours.tensors().size(); ++i) {
+      const formats::GgufTensor& a = ours.tensors()[i];
+      const formats::GgufTensor& b = theirs.tensors()[i];
+      EXPECT_EQ(a.name, b.name) << name;
+      EXPECT_EQ(a.ne, b.ne) << a.name;
+      EXPECT_EQ(a.offset, b.offset) << a.name;
+      ASSERT_EQ(a.nbytes, b.nbytes) << a.name;
+      const auto* x = reinterpret_cast<const float*>(a.data);
+      const auto* y = reinterpret_cast<const float*>(b.data);
+      for (std::size_t k = 0; k < a.nbytes / 4; ++k) {
+        // ssm_a = −exp(A_log): ours is correctly rounded, PyTorch's float32 exp may be 1 ulp off.
+        if (a.name.ends_with("ssm_a")) {
+          EXPECT_NEAR(x[k], y[k], std::fabs(y[k]) * 1.2e-7f) << a.name << "[" << k << "]";
+        } else if (x[k] != y[k]) {
+          ADD_FAILURE() << a.name << "[" << k << "]: " << x[k] << " vs " << y[k];
+          break;
+        }
+      }
+    }
+  }
+}
+
+TEST(GgufModel, ConvertRoundTripsFloatTypesAndMlx) {
+  const ExactActivations exact;
+  struct Case {
+    std::string checkpoint, golden_name;
+    formats::GgmlType type;
+  };
+  // The goldens hold the values as stored (BF16, or dequantized MLX): F32, BF16 and F16 (every BF16
+  // value of these checkpoints is exact in F16 too, or within its rounding) keep them.
+  for (const Case& c : {Case{"qwen35-tiny", "qwen35-tiny", formats::GgmlType::BF16},
+                        Case{"qwen35-small", "qwen35-small", formats::GgmlType::F16},
+                        Case{"qwen35-tiny-mlx4", "qwen35-tiny-mlx4", formats::GgmlType::F32}}) {
+    const TempFile out{temp_path(c.checkpoint + "-" + std::string(formats::ggml_type_name(c.type)))};
+    export_gguf(checkpoint_dir(c.checkpoint), out.path, {c.type, ""});
+    expect_matches_golden(*Backbone::load(out.path), c.golden_name,
+                          c.checkpoint + " as " + std::string(formats::ggml_type_name(c.type)));
+  }
+}
+
+// An F32 copy of a GGUF file whose tensors hold the dequantized values of the original.
+void write_dequantized_copy(const std::string& in, const std::string& out) {
+  const formats::GgufFile f(in);
+  formats::GgufLayout layout;
+  for (const auto& [key, value] : f.header().metadata) layout.add_metadata(key, value);
+  for (const formats::GgufTensor& t : f.tensors()) layout.add_tensor(t.name, formats::GgmlType::F32, t.ne);
+  formats::write_gguf(out, layout, [&](std::size_t i, std::span<uint8_t> bytes) {
+    const formats::GgufTensor& t = f.tensors()[i];
+    kernels::WeightMatrix w;
+    w.rows = t.rows();
+    w.cols = t.ne[0];
+    w.blocks = t.data;
+    w.f32 = reinterpret_cast<const float*>(t.data);
+    switch (t.type) {
+      case formats::GgmlType::F32: w.type = kernels::WeightType::F32; break;
+      case formats::GgmlType::F16: w.type = kernels::WeightType::F16; break;
+      case formats::GgmlType::Q8_0: w.type = kernels::WeightType::Q8_0; break;
+      case formats::GgmlType::Q4_0: w.type = kernels::WeightType::Q4_0; break;
+      case formats::GgmlType::Q4_K: w.type = kernels::WeightType::Q4_K; break;
+      default: FAIL() << t.name;
+    }
+    for (int64_t r = 0; r < w.rows; ++r)
+      kernels::dequantize_row(w, r, reinterpret_cast<float*>(bytes.data()) + r * w.cols);
+  });
+}
+
+TEST(GgufModel, QuantizedFilesComputeTheirDequantizedModel) {
+  const ExactActivations exact;
+  struct Case {
+    std::string checkpoint;
+    formats::GgmlType type;
+    double max_rel_vs_golden;  // the quantization's own error on these random-weight models
+  };
+  for (const Case& c : {Case{"qwen35-tiny", formats::GgmlType::Q8_0, 0.15}, Case{"qwen35-tiny", formats::GgmlType::Q4_0, 1.5},
+                        Case{"qwen35-small", formats::GgmlType::Q4_K, 1.5}}) {
+    const std::string what = c.checkpoint + " " + std::string(formats::ggml_type_name(c.type));
+    const TempFile quantized{temp_path(c.checkpoint + "-q-" + std::string(formats::ggml_type_name(c.type)))};
+    const TempFile dequantized{temp_path(c.checkpoint + "-dq-" + std::string(formats::ggml_type_name(c.type)))};
+    const GgufExportSummary summary = export_gguf(checkpoint_dir(c.checkpoint), quantized.path, {c.type, ""});
+    EXPECT_GT(summary.tensors_by_type.at(std::string(formats::ggml_type_name(c.type))), 0) << what;
+    write_dequantized_copy(quantized.path, dequantized.path);
+    const auto q = Backbone::load(quantized.path);
+    const auto dq = Backbone::load(dequantized.path);
+    for (const Json& prompt : golden(c.checkpoint)["prompts"]) {
+      const std::vector<int32_t> ids = to_ids(prompt["ids"]);
+      const std::vector<float> got = last_logits(*q, ids);
+      expect_row_close(got, last_logits(*dq, ids), what + " " + prompt["name"].get<std::string>());
+      EXPECT_LT(row_diff(got, to_floats(prompt["logits_last"])).rel(), c.max_rel_vs_golden) << what;
+    }
+  }
+}
+
+TEST(GgufModel, RefusesWhatItCannotLoad) {
+  const TempFile out{temp_path("bad-arch")};
+  formats::GgufLayout layout;
+  layout.add_metadata("general.architecture", formats::GgufValue::string("llama"));
+  formats::write_gguf(out.path, layout, [](std::size_t, std::span<uint8_t>) {});
+  try {
+    (void)Backbone::load(out.path);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("general.architecture is 'llama'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)Backbone::load(temp_path("missing")), Error);
+}
+
+}  // namespace
+}  // namespace verdict::models::qwen35
