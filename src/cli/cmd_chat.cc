@@ -12,12 +12,12 @@
 
 #include "chat/chat_template.h"
 #include "chat/generate.h"
+#include "chat/model_defaults.h"
 #include "cli/commands.h"
 #include "cli/model_files.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "core/mapped_file.h"
-#include "formats/hf_config.h"
 #include "kernels/thread_pool.h"
 #include "models/qwen35/backbone.h"
 #include "tokenizer/tokenizer.h"
@@ -136,18 +136,8 @@ int run_chat(Args& args) {
                 0};
 
   // Defaults from generation_config.json (as transformers applies them), then the flags.
+  s.options = chat::model_generation_defaults(dir, s.model->config().eos_token_ids, s.tok);
   chat::GenerationOptions& o = s.options;
-  std::vector<int64_t> eos = s.model->config().eos_token_ids;
-  if (file_exists(dir + "/generation_config.json")) {
-    const auto gen = formats::load_generation_config(dir + "/generation_config.json");
-    if (!gen.eos_token_ids.empty()) eos = gen.eos_token_ids;
-    if (gen.temperature) o.sampling.temperature = *gen.temperature;
-    if (gen.top_p) o.sampling.top_p = *gen.top_p;
-    if (gen.top_k) o.sampling.top_k = *gen.top_k;
-    if (gen.repetition_penalty) o.sampling.repetition_penalty = *gen.repetition_penalty;
-    if (gen.do_sample && !*gen.do_sample) o.sampling.temperature = 0;
-  }
-  for (const int64_t id : eos) o.stop_ids.push_back(static_cast<chat::TokenId>(id));
   if (temperature) o.sampling.temperature = *temperature;
   if (top_p) o.sampling.top_p = *top_p;
   if (top_k) o.sampling.top_k = *top_k;
@@ -157,7 +147,6 @@ int run_chat(Args& args) {
   if (const std::string problem = chat::validate(o.sampling); !problem.empty()) throw UsageError(problem);
   o.max_tokens = max_tokens.value_or(1024);
   o.stop = stops;
-  o.split_reasoning = s.tok.token_to_id(o.tags.close).has_value();
   if (no_think) s.kwargs = ordered_json{{"enable_thinking", false}};
   s.context = context.value_or(8192);
 

@@ -32,13 +32,15 @@ namespace verdict::cli {
 extern const char kServeUsage[] =
     "usage: verdict serve [--model [NAME=]DIR]... [--models DIR] [options]\n"
     "\n"
-    "Serves decision models over HTTP: POST /v1/systemone, GET /v1/models, GET /v1/models/{id},\n"
+    "Serves decision models (POST /v1/systemone) and chat models (POST /v1/chat/completions and\n"
+    "/v1/completions, OpenAI-compatible, streaming) over HTTP, with GET /v1/models, GET /v1/models/{id},\n"
     "GET /health, GET /metrics, and POST /v1/models/{id}/load|unload|pin|unpin. Models load on first\n"
-    "use and share a memory budget; concurrent decisions for a model are batched into shared forward\n"
-    "passes. SIGINT or SIGTERM stops accepting connections, lets requests in flight finish and exits 0.\n"
-    "Without --model or --models, serves the demo decision model as `clef-demo`, made once (the clef-tiny\n"
-    "preset of `verdict make-model`) into $XDG_CACHE_HOME/verdict/clef-demo or ~/.cache/verdict/clef-demo;\n"
-    "its weights are random and its answers meaningless.\n"
+    "use and share a memory budget; concurrent requests for a model are batched into shared forward\n"
+    "passes (continuous batching for chat). SIGINT or SIGTERM stops accepting connections, lets\n"
+    "requests in flight finish and exits 0.\n"
+    "Without --model or --models, serves two demo models, made once (presets of `verdict make-model`)\n"
+    "into $XDG_CACHE_HOME/verdict/ or ~/.cache/verdict/: the decision model `clef-demo` (clef-tiny) and\n"
+    "the chat model `qwen-demo`; their weights are random and their answers meaningless.\n"
     "\n"
     "models:\n"
     "  --model [NAME=]DIR        serve the checkpoint in DIR, as NAME (default: the folder's name);\n"
@@ -54,7 +56,7 @@ extern const char kServeUsage[] =
     "                            jev-latest; `default` always is one) --decision-alias my-judge\n"
     "  --max-length NAME=N       context limit of a decision model in tokens (default 16384; at most the\n"
     "                            backbone's max_position_embeddings)  --max-length clef=8192\n"
-    "  --preload                 load every decision model at start instead of on first use\n"
+    "  --preload                 load every model at start instead of on first use\n"
     "  --pin NAME                keep NAME loaded: loaded at start, never evicted nor unloaded by --ttl;\n"
     "                            repeatable                           --pin clef\n"
     "  --max-memory SIZE         memory budget for loaded models (weights + state + scratch): bytes,\n"
@@ -88,13 +90,18 @@ extern const char kServeUsage[] =
     "  --max-images N, --max-audio N, --max-videos N   media items per request (default 8, 4, 4)\n"
     "\n"
     "scheduling:\n"
-    "  --max-queue N             decisions waiting per model before 429 (default 64)  --max-queue 256\n"
-    "  --queue-timeout-s N       a decision that waited this long is refused with 503 (default 60)\n"
+    "  --max-queue N             requests waiting per model before 429 (default 64)   --max-queue 256\n"
+    "  --queue-timeout-s N       a request that waited this long to start is refused with 503 (default 60)\n"
     "  --max-batch-tokens N      tokens per batched forward step (default 8192)\n"
     "  --prefill-chunk N         tokens of one record per step; longer records are prefilled in\n"
     "                            chunks interleaved with others (default 512)\n"
     "  --max-sequences N         records prefilled at once per model; each holds a state slot sized\n"
     "                            for the model's max length (default 4)\n"
+    "  --chat-slots N            chat streams generating at once per chat model; more wait in the\n"
+    "                            queue (default 16)                   --chat-slots 32\n"
+    "  --ctx-size N              tokens per chat stream, prompt and completion together; each slot\n"
+    "                            holds this much state (default 4096, at most the backbone's\n"
+    "                            max_position_embeddings)             --ctx-size 8192\n"
     "  --threads N               compute threads (default: $VERDICT_THREADS or every hardware thread)\n"
     "\n"
     "example:\n"
@@ -123,11 +130,21 @@ std::pair<std::string, std::size_t> name_and_length(const std::string& value) {
   return {value.substr(0, eq), n};
 }
 
-std::string demo_model_dir() {
+std::string demo_model_dir(const std::string& name) {
   const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg != nullptr && *xdg != '\0') return std::string(xdg) + "/verdict/clef-demo";
+  if (xdg != nullptr && *xdg != '\0') return std::string(xdg) + "/verdict/" + name;
   const char* home = std::getenv("HOME");
-  return std::string(home != nullptr ? home : ".") + "/.cache/verdict/clef-demo";
+  return std::string(home != nullptr ? home : ".") + "/.cache/verdict/" + name;
+}
+
+// A demo model made once into the cache from a make-model preset.
+registry::ModelSpec demo_model(const std::string& name, const std::string& preset) {
+  const std::string dir = demo_model_dir(name);
+  if (!registry::is_checkpoint_dir(dir)) server::log_line("making the demo model `" + name + "` in " + dir);
+  modelgen::GenerateOptions demo;
+  demo.preset = preset;
+  modelgen::ensure_model(demo, dir);
+  return {name, dir, registry::detect_kind(dir)};
 }
 
 struct ServeConfig {
@@ -163,13 +180,9 @@ ServeConfig parse(Args& args) {
     r.models.insert(r.models.end(), found.begin(), found.end());
   }
   if (r.models.empty()) {
-    // The embedded default: the demo decision model, made once into the cache.
-    const std::string dir = demo_model_dir();
-    if (!registry::is_checkpoint_dir(dir)) server::log_line("making the demo model `clef-demo` in " + dir);
-    modelgen::GenerateOptions demo;
-    demo.preset = "clef-tiny";
-    modelgen::ensure_model(demo, dir);
-    r.models.push_back({"clef-demo", dir, registry::detect_kind(dir)});
+    // The embedded default: a demo decision model and a demo chat model, made once into the cache.
+    r.models.push_back(demo_model("clef-demo", "clef-tiny"));
+    r.models.push_back(demo_model("qwen-demo", "qwen-demo"));
     c.demo = true;
   }
   r.default_decision_model = args.value("default-decision-model");
@@ -181,8 +194,7 @@ ServeConfig parse(Args& args) {
   }
   r.pinned = args.values("pin");
   if (args.flag("preload"))
-    for (const auto& m : r.models)
-      if (m.kind == registry::ModelKind::kDecision) c.preload.push_back(m.name);
+    for (const auto& m : r.models) c.preload.push_back(m.name);
   if (const auto m = args.value("max-memory")) {
     try {
       r.max_memory_bytes = registry::parse_memory_size(*m);
@@ -192,6 +204,8 @@ ServeConfig parse(Args& args) {
   }
   if (const auto ttl = args.integer("ttl", 1, 1LL << 31)) r.ttl = std::chrono::seconds(*ttl);
   r.slots = static_cast<int64_t>(positive(args, "max-sequences", 4, 4096));
+  r.chat_slots = static_cast<int64_t>(positive(args, "chat-slots", 16, 4096));
+  r.chat_context = positive(args, "ctx-size", 4096, 1 << 24);
   r.batch.max_batch_tokens = static_cast<int64_t>(positive(args, "max-batch-tokens", 8192));
   r.batch.chunk_tokens = static_cast<int64_t>(positive(args, "prefill-chunk", 512));
   r.max_queue = positive(args, "max-queue", 64);
@@ -231,8 +245,8 @@ std::string describe(const registry::Registry& registry) {
   std::string out;
   for (const registry::ModelStatus& m : registry.status()) {
     out += "\n  " + m.name + " (" + registry::kind_name(m.kind);
-    if (m.kind == registry::ModelKind::kDecision)
-      out += ", max length " + std::to_string(m.max_length) + ", ~" + registry::format_bytes(m.memory_bytes) + " loaded";
+    out += std::string(m.kind == registry::ModelKind::kDecision ? ", max length " : ", context ") +
+           std::to_string(m.max_length) + ", ~" + registry::format_bytes(m.memory_bytes) + " loaded";
     out += ") " + m.path;
   }
   return out;
@@ -267,7 +281,8 @@ int run_serve(Args& args) {
       const registry::MemoryStatus memory = registry.memory();
       server::log_line("models (memory budget " + registry::format_bytes(memory.budget) + "):" + describe(registry));
       if (config.demo)
-        server::log_line("serving the demo model `clef-demo`: its weights are random, its answers meaningless");
+        server::log_line("serving the demo models `clef-demo` and `qwen-demo`: their weights are random, their answers "
+                         "meaningless");
       registry.preload(config.preload);
       started = true;
       server::log_line("ready");

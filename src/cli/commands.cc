@@ -4,7 +4,7 @@ namespace verdict::cli {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> kCommands = {
-      {"serve", "serve decision models over HTTP (/v1/systemone, /v1/models, /health, /metrics)", kServeUsage,
+      {"serve", "serve decision and chat models over HTTP (/v1/systemone, /v1/chat/completions, ...)", kServeUsage,
        run_serve},
       {"info", "describe a checkpoint folder (dimensions, dtypes, quantization, tokenizer, memory)",
        "usage: verdict info DIR|FILE.gguf [--json]\n\n"

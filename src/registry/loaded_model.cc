@@ -10,10 +10,12 @@
 namespace verdict::registry {
 
 std::unique_ptr<LoadedModel> LoadedModel::load(const ModelSpec& spec, const LoadParams& params) {
-  if (spec.kind != ModelKind::kDecision)
-    throw Error("'" + spec.name + "' is a chat model; only decision models can be loaded by this server yet");
   std::unique_ptr<LoadedModel> m(new LoadedModel());
   m->backbone_ = models::qwen35::Backbone::load(spec.path);
+  if (spec.kind == ModelKind::kChat) {
+    m->start_engine(spec, params);
+    return m;
+  }
   m->head_ = std::make_unique<decision::JointHead>(decision::JointHead::load_dir(spec.path));
 
   const int64_t hidden = m->backbone_->config().hidden;
@@ -29,13 +31,17 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const ModelSpec& spec, const Load
     kernels::dequantize_row(table, id, row.data());
   };
 
+  m->start_engine(spec, params);
+  return m;
+}
+
+void LoadedModel::start_engine(const ModelSpec& spec, const LoadParams& params) {
   std::unique_ptr<engine::StepModel> step =
-      std::make_unique<engine::Qwen35StepModel>(*m->backbone_, params.slots, params.max_tokens);
+      std::make_unique<engine::Qwen35StepModel>(*backbone_, params.slots, params.max_tokens);
   if (params.wrap) step = params.wrap(spec.name, std::move(step));
   engine::SchedulerOptions options = params.scheduler;
   options.name = spec.name;
-  m->scheduler_ = std::make_unique<engine::Scheduler>(std::move(step), options);
-  return m;
+  scheduler_ = std::make_unique<engine::Scheduler>(std::move(step), options);
 }
 
 LoadedModel::~LoadedModel() { scheduler_.reset(); }

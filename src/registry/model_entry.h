@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 
+#include "chat/chat_template.h"
+#include "chat/generation.h"
 #include "decision/encoder.h"
 #include "decision/tokenizer_adapter.h"
 #include "registry/loaded_model.h"
@@ -28,6 +30,8 @@ struct ModelEntry {
   std::unique_ptr<tokenizer::Tokenizer> tokenizer;
   std::unique_ptr<decision::HfPieceTokenizer> pieces;
   std::unique_ptr<decision::RecordEncoder> encoder;
+  std::unique_ptr<chat::ChatTemplate> chat_template;  // chat models
+  chat::GenerationOptions generation_defaults;         // chat models
 
   // Residency (registry mutex).
   ModelState state = ModelState::kUnloaded;

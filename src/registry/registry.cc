@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "chat/model_defaults.h"
 #include "core/error.h"
 #include "decision/errors.h"
 #include "formats/hf_config.h"
@@ -77,10 +78,13 @@ Registry::Registry(RegistryOptions options) : options_(std::move(options)) {
     if (length < 1) throw Error("--max-length " + name + ": the limit must be at least 1");
   }
   for (const std::string& name : options_.pinned) {
-    decision_model(name, "--pin");
-    find(name)->pinned = true;
+    ModelEntry* e = find(name);
+    if (e == nullptr) throw Error("--pin " + name + ": no model of that name is registered");
+    e->pinned = true;
   }
   if (options_.slots < 1) throw Error("the number of sequences per model must be at least 1");
+  if (options_.chat_slots < 1) throw Error("--chat-slots must be at least 1");
+  if (options_.chat_context < 2) throw Error("--ctx-size must be at least 2");
   if (options_.max_queue < 1) throw Error("--max-queue must be at least 1");
   budget_ = options_.max_memory_bytes > 0 ? options_.max_memory_bytes : default_memory_budget();
 }
@@ -106,12 +110,14 @@ void Registry::initialize() {
     int64_t created = modification_time(dir);
     MemoryEstimate estimate;
     std::unique_ptr<tokenizer::Tokenizer> tokenizer;
-    std::string error;
+    std::unique_ptr<chat::ChatTemplate> chat_template;
+    chat::GenerationOptions defaults;
+    const bool is_chat = e->spec.kind == ModelKind::kChat;
     try {
       const formats::ModelConfig model = formats::load_model_config(dir + "/config.json");
       const models::qwen35::Config config = models::qwen35::make_config(model, dir + "/config.json");
       const auto it = options_.max_length.find(e->spec.name);
-      max_length = it != options_.max_length.end() ? it->second : kDefaultMaxLength;
+      max_length = it != options_.max_length.end() ? it->second : is_chat ? options_.chat_context : kDefaultMaxLength;
       const int64_t positions = model.text.max_position_embeddings;
       if (positions > 0 && max_length > static_cast<std::size_t>(positions)) {
         if (it != options_.max_length.end())
@@ -119,23 +125,28 @@ void Registry::initialize() {
                       std::to_string(positions) + ")");
         max_length = static_cast<std::size_t>(positions);
       }
-      estimate = estimate_model_memory(dir, config, options_.slots, static_cast<int64_t>(max_length),
-                                       options_.batch.max_batch_tokens);
-      if (e->spec.kind == ModelKind::kDecision)
-        tokenizer = std::make_unique<tokenizer::Tokenizer>(tokenizer::Tokenizer::from_file(dir + "/tokenizer.json"));
+      estimate = estimate_model_memory(dir, config, is_chat ? options_.chat_slots : options_.slots,
+                                       static_cast<int64_t>(max_length), options_.batch.max_batch_tokens);
+      tokenizer = std::make_unique<tokenizer::Tokenizer>(tokenizer::Tokenizer::from_file(dir + "/tokenizer.json"));
+      if (is_chat) {
+        // A template using something the Jinja engine lacks fails here, at start-up, not per request.
+        chat_template = std::make_unique<chat::ChatTemplate>(chat::ChatTemplate::from_model_dir(dir));
+        defaults = chat::model_generation_defaults(dir, config.eos_token_ids, *tokenizer);
+      }
     } catch (const std::exception& ex) {
-      if (e->spec.kind == ModelKind::kDecision) throw Error("model '" + e->spec.name + "' (" + dir + "): " + ex.what());
-      error = ex.what();  // a chat checkpoint this build cannot run stays listed; it cannot be loaded anyway
+      throw Error("model '" + e->spec.name + "' (" + dir + "): " + ex.what());
     }
     std::lock_guard lock(mutex_);
     e->max_length = max_length;
     e->created = created;
     e->estimate = estimate;
-    e->last_error = error;
-    if (tokenizer) {
-      e->tokenizer = std::move(tokenizer);
+    e->tokenizer = std::move(tokenizer);
+    if (!is_chat) {
       e->pieces = std::make_unique<decision::HfPieceTokenizer>(*e->tokenizer);
       e->encoder = std::make_unique<decision::RecordEncoder>(*e->pieces);
+    } else {
+      e->chat_template = std::move(chat_template);
+      e->generation_defaults = std::move(defaults);
     }
   }
   {
@@ -185,6 +196,32 @@ Lease Registry::resolve_decision(const std::string& requested) {
   if (e->spec.kind != ModelKind::kDecision)
     throw decision::DecisionError(400, "model_not_decision",
                                   "model '" + e->spec.name + "' is a chat model; use /v1/chat/completions");
+  return take_lease(*e);
+}
+
+Lease Registry::resolve_chat(const std::optional<std::string>& requested) {
+  ModelEntry* e = nullptr;
+  std::vector<std::string> chat_names;
+  for (const auto& entry : entries_)
+    if (entry->spec.kind == ModelKind::kChat) chat_names.push_back(entry->spec.name);
+  if (!requested) {
+    if (chat_names.empty()) throw decision::DecisionError(404, "model_not_found", "no chat model is served");
+    e = find(chat_names.front());
+  } else {
+    e = find(*requested);
+    if (e == nullptr && default_decision_) {
+      const std::vector<std::string> names = aliases();
+      if (std::find(names.begin(), names.end(), *requested) != names.end()) e = find(*default_decision_);
+    }
+  }
+  if (e == nullptr)
+    throw decision::DecisionError(404, "model_not_found",
+                                  "model '" + *requested + "' not found; available chat models: " +
+                                      (chat_names.empty() ? std::string("(none)") : join(chat_names)));
+  if (e->spec.kind != ModelKind::kChat)
+    throw decision::DecisionError(400, "model_not_chat",
+                                  "Model '" + requested.value_or(e->spec.name) +
+                                      "' is not an LLM / chat model. Use /v1/systemone for decision models.");
   return take_lease(*e);
 }
 
@@ -284,6 +321,15 @@ const std::string& Lease::name() const { return entry_->spec.name; }
 ModelKind Lease::kind() const { return entry_->spec.kind; }
 
 std::size_t Lease::max_length() const { return entry_->max_length; }
+
+const tokenizer::Tokenizer& Lease::tokenizer() const { return *entry_->tokenizer; }
+
+const chat::ChatTemplate& Lease::chat_template() const {
+  if (!entry_->chat_template) throw Error("model '" + entry_->spec.name + "' has no chat template");
+  return *entry_->chat_template;
+}
+
+const chat::GenerationOptions& Lease::generation_defaults() const { return entry_->generation_defaults; }
 
 const decision::RecordEncoder& Lease::encoder() const {
   if (!entry_->encoder) throw Error("model '" + entry_->spec.name + "' has no record encoder");

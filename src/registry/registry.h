@@ -25,6 +25,8 @@
 #include <vector>
 
 #include "decision/encoder.h"
+#include "chat/chat_template.h"
+#include "chat/generation.h"
 #include "decision/request.h"
 #include "engine/scheduler.h"
 #include "registry/loaded_model.h"
@@ -45,7 +47,9 @@ struct RegistryOptions {
   std::vector<std::string> pinned;                     // loaded at start, never evicted
   std::size_t max_memory_bytes = 0;                    // 0: 75 % of physical memory
   std::optional<std::chrono::milliseconds> ttl;        // unload idle unpinned models after this
-  int64_t slots = 4;                                   // sequences prefilled at once, per model
+  int64_t slots = 4;                                   // sequences prefilled at once, per decision model
+  int64_t chat_slots = 16;                             // streams generating at once, per chat model
+  std::size_t chat_context = 4096;                     // tokens per chat stream (prompt + completion)
   engine::BatchLimits batch;                           // tokens per step, chunk size
   std::size_t max_queue = 64;                          // requests waiting per model
   StepModelWrapper wrap_step_model;                    // tests: wraps every loaded step model
@@ -93,6 +97,10 @@ class Lease {
   // The record encoder (decision models; its tokenizer is resident from start-up).
   const decision::RecordEncoder& encoder() const;
   decision::MediaSupport media() const { return {}; }  // text only until the vision tower exists
+  // Chat models (resident from start-up): tokenizer, chat template, generation defaults.
+  const tokenizer::Tokenizer& tokenizer() const;
+  const chat::ChatTemplate& chat_template() const;
+  const chat::GenerationOptions& generation_defaults() const;
   bool resident() const;
 
   // Makes the model resident and returns it: at once when loaded, after the load in progress, or
@@ -135,6 +143,9 @@ class Registry {
   // Resolves a trimmed `model` value (systemone-api.md §4) and leases the model. Throws
   // decision::DecisionError 404 model_not_found (M1) or 400 model_not_decision (M2).
   Lease resolve_decision(const std::string& requested);
+  // Resolves the `model` of a chat request (nullopt: the first chat model) and leases it. Throws
+  // decision::DecisionError 404 model_not_found, or 400 model_not_chat for a decision model.
+  Lease resolve_chat(const std::optional<std::string>& requested);
   // Leases a model by canonical name (any kind); DecisionError 404 model_not_found otherwise.
   Lease lease(const std::string& name);
 

@@ -55,8 +55,6 @@ std::vector<std::unique_ptr<LoadedModel>> Registry::make_room_locked(ModelEntry&
 }
 
 LoadedModel& Registry::ensure_loaded(ModelEntry& e, const std::function<bool()>& keep_waiting) {
-  if (e.spec.kind != ModelKind::kDecision)
-    throw NotLoadableError("model '" + e.spec.name + "' is a chat model; this server cannot load chat models yet");
   std::unique_lock lock(mutex_);
   const uint64_t attempts_seen = e.load_attempts;
   for (;;) {
@@ -79,7 +77,7 @@ LoadedModel& Registry::ensure_loaded(ModelEntry& e, const std::function<bool()>&
   e.charged = e.estimate.total();
   used_ += e.charged;
   LoadParams params;
-  params.slots = options_.slots;
+  params.slots = e.spec.kind == ModelKind::kChat ? options_.chat_slots : options_.slots;
   params.max_tokens = static_cast<int64_t>(e.max_length);
   params.scheduler.batch = options_.batch;
   params.scheduler.max_queue = options_.max_queue;
@@ -150,8 +148,6 @@ UnloadOutcome Registry::unload(const std::string& name) {
 
 ModelStatus Registry::pin(const std::string& name) {
   Lease lease = this->lease(name);
-  if (lease.kind() != ModelKind::kDecision)
-    throw NotLoadableError("model '" + name + "' is a chat model; this server cannot load chat models yet");
   bool was_pinned = false;
   {
     std::lock_guard lock(mutex_);

@@ -8,6 +8,7 @@
 #include "server/log.h"
 #include "server/models_routes.h"
 #include "server/request_id.h"
+#include "server/chat_route.h"
 #include "server/systemone_route.h"
 
 namespace verdict::server {
@@ -155,6 +156,10 @@ HttpResponse Api::handle(HttpRequest& request) {
 HttpResponse Api::dispatch(HttpRequest& request, const Route& route, const std::string& body, RequestInfo& info) {
   switch (route.endpoint) {
     case Endpoint::kSystemOne: return answer_systemone({registry_, options_, metrics_}, request, body, info);
+    case Endpoint::kChatCompletions:
+      return answer_completion({registry_, options_, metrics_}, request, body, info, chat::Endpoint::kChat);
+    case Endpoint::kCompletions:
+      return answer_completion({registry_, options_, metrics_}, request, body, info, chat::Endpoint::kCompletions);
     case Endpoint::kModels: return list_models(registry_);
     case Endpoint::kModel: return get_model(registry_, route.model);
     case Endpoint::kModelAction: return model_action(registry_, route.model, route.action, info.request_id);

@@ -64,6 +64,15 @@ void write_response(const HttpResponse& out, httplib::Response& res) {
   res.status = out.status;
   for (const auto& [key, value] : out.headers) res.set_header(key, value);
   if (out.close_connection) res.set_header("Connection", "close");
+  if (out.stream) {
+    auto stream = out.stream;
+    res.set_chunked_content_provider(out.content_type, [stream](size_t, httplib::DataSink& sink) {
+      stream([&sink](std::string_view data) { return sink.is_writable() && sink.write(data.data(), data.size()); });
+      sink.done();
+      return true;
+    });
+    return;
+  }
   if (!out.content_type.empty()) res.set_content(out.body, out.content_type);
 }
 

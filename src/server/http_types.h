@@ -47,6 +47,13 @@ struct HttpResponse {
   // Request bytes were left unread: the connection cannot carry another request and is shut down
   // once the response is written.
   bool abort_connection = false;
+  // A streamed body (Server-Sent Events): when set, `body` is ignored and the adapter sends the
+  // headers, then calls `stream` with a writer that sends one piece at once (chunked transfer
+  // encoding). The writer returns false once the client is gone; `stream` then returns early.
+  // `stream` is called at most once; when it never is (the connection broke first) it is destroyed
+  // unused, so it must release what it holds in its destructor.
+  using Writer = std::function<bool(std::string_view data)>;
+  std::function<void(const Writer& write)> stream;
 
   void set_header(std::string name, std::string value);
 };

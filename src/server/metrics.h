@@ -21,6 +21,7 @@ class Metrics {
  public:
   void record_request(const std::string& route, int status, double seconds);
   void add_decision(const std::string& model, uint64_t input_tokens);
+  void add_generation(const std::string& model, uint64_t prompt_tokens, uint64_t completion_tokens);
   // Requests that wait for a model's weights to load (they are not in its engine queue yet).
   // Returns the new count.
   int add_awaiting_load(const std::string& model, int delta);
@@ -38,6 +39,8 @@ class Metrics {
   struct ModelCounters {
     uint64_t decisions = 0;
     uint64_t prompt_tokens = 0;
+    uint64_t completions = 0;
+    uint64_t completion_tokens = 0;
     int awaiting_load = 0;
   };
 

@@ -18,6 +18,8 @@ Route make(Endpoint endpoint, std::string label, std::vector<std::string> method
 
 std::optional<Route> match_route(std::string_view path) {
   if (path == "/v1/systemone") return make(Endpoint::kSystemOne, "/v1/systemone", {"POST"});
+  if (path == "/v1/chat/completions") return make(Endpoint::kChatCompletions, "/v1/chat/completions", {"POST"});
+  if (path == "/v1/completions") return make(Endpoint::kCompletions, "/v1/completions", {"POST"});
   if (path == "/v1/models") return make(Endpoint::kModels, "/v1/models", {"GET"});
   if (path == "/health") return make(Endpoint::kHealth, "/health", {"GET"}, false);
   if (path == "/metrics") return make(Endpoint::kMetrics, "/metrics", {"GET"});

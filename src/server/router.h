@@ -7,7 +7,7 @@
 
 namespace verdict::server {
 
-enum class Endpoint { kSystemOne, kModels, kModel, kModelAction, kHealth, kMetrics };
+enum class Endpoint { kSystemOne, kChatCompletions, kCompletions, kModels, kModel, kModelAction, kHealth, kMetrics };
 enum class ModelAction { kLoad, kUnload, kPin, kUnpin };
 
 struct Route {

@@ -8,6 +8,7 @@
 #include "decision/render.h"
 #include "engine/job.h"
 #include "registry/errors.h"
+#include "server/admission.h"
 #include "server/errors.h"
 #include "server/log.h"
 
@@ -17,37 +18,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kPollInterval = std::chrono::milliseconds(25);
 
-// Counts a request among those awaiting the model's load while alive (rule O1 applies to them).
-class AwaitingLoad {
- public:
-  AwaitingLoad(Metrics& metrics, std::string model, std::size_t max_queue) : metrics_(metrics), model_(std::move(model)) {
-    if (metrics_.add_awaiting_load(model_, +1) > static_cast<int>(max_queue)) {
-      metrics_.add_awaiting_load(model_, -1);
-      throw RetryableError(429, "queue_full", "server busy: the queue for model '" + model_ + "' is full; retry later", 1);
-    }
-    held_ = true;
-  }
-  ~AwaitingLoad() { release(); }
-  AwaitingLoad(const AwaitingLoad&) = delete;
-  AwaitingLoad& operator=(const AwaitingLoad&) = delete;
-  void release() {
-    if (held_) metrics_.add_awaiting_load(model_, -1);
-    held_ = false;
-  }
-
- private:
-  Metrics& metrics_;
-  std::string model_;
-  bool held_ = false;
-};
-
 // Waits for the engine to run a record, giving up when the client leaves (the job is dropped) or
 // when it has not started by the queue deadline (rule O4).
 class EngineWait {
  public:
   EngineWait(engine::Scheduler& scheduler, const HttpRequest& request, Clock::time_point deadline,
-             std::chrono::milliseconds queue_timeout)
-      : scheduler_(scheduler), request_(request), deadline_(deadline), queue_timeout_(queue_timeout) {}
+             const ServerOptions& options)
+      : scheduler_(scheduler), request_(request), deadline_(deadline), options_(options) {}
 
   decision::HiddenRows run(std::span<const decision::TokenId> ids, AwaitingLoad& awaiting) {
     std::shared_ptr<engine::Job> job;
@@ -76,17 +53,14 @@ class EngineWait {
   }
 
   RetryableError queue_timeout() const {
-    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(queue_timeout_).count();
-    return RetryableError(503, "queue_timeout",
-                          "request waited more than " + std::to_string(seconds) + " s in the queue; retry later",
-                          retry_after_seconds(scheduler_.estimated_wait_seconds()));
+    return queue_timeout_error(options_, retry_after_seconds(scheduler_.estimated_wait_seconds()));
   }
 
  private:
   engine::Scheduler& scheduler_;
   const HttpRequest& request_;
   Clock::time_point deadline_;
-  std::chrono::milliseconds queue_timeout_;
+  const ServerOptions& options_;
 };
 
 }  // namespace
@@ -108,21 +82,9 @@ HttpResponse answer_systemone(const SystemOneContext& context, const HttpRequest
     // Admission: wait for the weights (O3 when they cannot be loaded), then the engine queue.
     const Clock::time_point deadline = Clock::now() + options.queue_timeout;
     AwaitingLoad awaiting(context.metrics, lease.name(), options.max_queue);
-    bool client_left = false;
-    registry::LoadedModel* model = nullptr;
-    try {
-      model = &lease.ensure_loaded([&] {
-        client_left = request.client_connected && !request.client_connected();
-        return !client_left && Clock::now() < deadline;
-      });
-    } catch (const registry::WaitAbandoned&) {
-      if (client_left) throw ClientGone();
-      const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(options.queue_timeout).count();
-      throw RetryableError(503, "queue_timeout",
-                           "request waited more than " + std::to_string(seconds) + " s in the queue; retry later", 1);
-    }
+    registry::LoadedModel* model = &wait_for_weights(lease, request, deadline, options);
 
-    EngineWait wait(model->scheduler(), request, deadline, options.queue_timeout);
+    EngineWait wait(model->scheduler(), request, deadline, options);
     const decision::DecisionModel decision_model{
         lease.encoder(), model->head(),
         [&](std::span<const decision::TokenId> ids) { return wait.run(ids, awaiting); }, model->lexical()};

@@ -1,7 +1,10 @@
 #include "registry/registry.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <thread>
 
@@ -61,7 +64,7 @@ TEST(Registry, ConfigurationIsCheckedUpFront) {
   o.max_length["nobody"] = 10;
   EXPECT_THROW(Registry{o}, Error);
   o = two_decision_one_chat();
-  o.pinned = {"chatty"};
+  o.pinned = {"nobody"};
   EXPECT_THROW(Registry{o}, Error);
   o = two_decision_one_chat();
   o.max_length["judge"] = 300000;  // above max_position_embeddings (262144): found at start-up
@@ -131,15 +134,49 @@ TEST(Registry, LeasesDeferUnloadsUntilTheLastOneDrops) {
   EXPECT_EQ(r.unload("judge"), UnloadOutcome::kAlreadyUnloaded);
 }
 
-TEST(Registry, ChatModelsAreListedButNotLoadable) {
+TEST(Registry, ChatModelsResolveOnTheChatSideOnly) {
   Registry r(two_decision_one_chat());
   r.initialize();
-  Lease lease = r.lease("chatty");
-  EXPECT_THROW(lease.ensure_loaded(), NotLoadableError);
-  EXPECT_THROW(r.load("chatty"), NotLoadableError);
-  EXPECT_EQ(r.status("chatty")->kind, ModelKind::kChat);
+  EXPECT_EQ(r.resolve_chat(std::nullopt).name(), "chatty");  // no model given: the first chat model
+  Lease lease = r.resolve_chat(std::string("chatty"));
+  EXPECT_EQ(lease.kind(), ModelKind::kChat);
+  EXPECT_GT(lease.tokenizer().vocab_size(), 0u);
+  EXPECT_EQ(lease.max_length(), 4096u);  // the chat context default
+  EXPECT_FALSE(lease.generation_defaults().stop_ids.empty());
+  expect_decision_error([&] { r.resolve_chat(std::string("judge")); }, 400, "model_not_chat",
+                        "Model 'judge' is not an LLM / chat model. Use /v1/systemone for decision models.");
+  expect_decision_error([&] { r.resolve_chat(std::string("default")); }, 400, "model_not_chat",
+                        "Model 'default' is not an LLM / chat model. Use /v1/systemone for decision models.");
+  expect_decision_error([&] { r.resolve_chat(std::string("ghost")); }, 404, "model_not_found",
+                        "model 'ghost' not found; available chat models: chatty");
+  // A chat model loads like any other: its engine generates.
+  LoadedModel& model = lease.ensure_loaded();
+  EXPECT_FALSE(model.is_decision());
+  EXPECT_EQ(r.status("chatty")->state_name(), "loaded");
   expect_decision_error([&] { r.load("ghost"); }, 404, "model_not_found",
                         "model 'ghost' not found; available decision models: judge, judge-short; aliases: default, jev-latest");
+}
+
+TEST(Registry, AChatModelWithAnUnusableTemplateFailsAtStartUp) {
+  const std::string dir = ::testing::TempDir() + "verdict_bad_template_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  for (const char* f : {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "generation_config.json"})
+    std::filesystem::copy_file(chat_dir() + "/" + f, dir + "/" + f, std::filesystem::copy_options::overwrite_existing);
+  {
+    std::ofstream out(dir + "/chat_template.jinja");
+    out << "{% for m in messages %}{{ m.content | no_such_filter }}{% endfor %}";
+  }
+  RegistryOptions o;
+  o.models = {{"broken", dir, ModelKind::kChat}};
+  Registry r(o);
+  try {
+    r.initialize();
+    ADD_FAILURE() << "initialize() accepted a template with an unknown filter";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("model 'broken'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no_such_filter"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Registry, ALoadFailureReachesEveryWaiter) {

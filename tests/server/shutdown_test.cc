@@ -195,18 +195,26 @@ TEST(ServeProcess, WithoutModelsServesTheDemoModel) {
     const int port = serve.wait_for_port();
     ASSERT_GT(port, 0) << serve.log();
     ASSERT_TRUE(serve.wait_for("ready")) << serve.log();
-    EXPECT_NE(serve.log().find("its weights are random"), std::string::npos) << serve.log();
+    EXPECT_NE(serve.log().find("their weights are random"), std::string::npos) << serve.log();
     httplib::Client client("127.0.0.1", port);
     const auto res = client.Post("/v1/systemone", R"({"model":"default","state":"x","questions":{"q":{"type":"noul"}}})",
                                  "application/json");
     ASSERT_TRUE(res);
     EXPECT_EQ(res->status, 200) << res->body;
     EXPECT_EQ(OrderedJson::parse(res->body).at("model"), "clef-demo");
+    // The demo chat model answers on the chat endpoint.
+    const auto chat = client.Post("/v1/chat/completions",
+                                  R"({"model":"qwen-demo","messages":[{"role":"user","content":"Hi"}],"max_tokens":4})",
+                                  "application/json");
+    ASSERT_TRUE(chat);
+    EXPECT_EQ(chat->status, 200) << chat->body;
+    EXPECT_EQ(OrderedJson::parse(chat->body).at("model"), "qwen-demo");
     serve.signal(SIGTERM);
     EXPECT_EQ(serve.wait_exit(), 0) << serve.log();
   }
   ::unsetenv("XDG_CACHE_HOME");
   EXPECT_TRUE(registry::is_checkpoint_dir(std::string(cache) + "/verdict/clef-demo"));
+  EXPECT_TRUE(registry::is_checkpoint_dir(std::string(cache) + "/verdict/qwen-demo"));
   ASSERT_EQ(std::system(("rm -rf " + std::string(cache)).c_str()), 0);
 }
 
