@@ -15,6 +15,7 @@ seeds() {
     gguf_fuzz) echo "$fixtures/qwen35-tiny/model-f32.gguf" ;;
     config_fuzz) echo "$fixtures/qwen35-tiny/config.json $fixtures/qwen35-tiny-mlx4/config.json $fixtures/qwen35-tiny/generation_config.json" ;;
     tokenizer_fuzz) echo "$fixtures/qwen35-tiny/tokenizer_config.json" ;;
+    chat_request_fuzz) echo "$(pwd)/fuzz/seeds/chat_request/"* ;;
     jinja_fuzz) echo "$fixtures/chat-templates/Qwen3.5-4B.jinja $fixtures/chat-templates/Qwen-Qwen3-0.6B.jinja" ;;
     *) echo "" ;;
   esac
