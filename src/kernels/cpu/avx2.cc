@@ -121,6 +121,23 @@ void dequantize_mlx_row(const WeightMatrix& w, int64_t r, float* out) {
   }
 }
 
+// F16 rows with F16C (exact); the other ggml types use the portable code.
+void dequantize_ggml_row(const WeightMatrix& w, int64_t r, float* out) {
+  if (w.type != WeightType::F16) {
+    ggml_dequantize_row_generic(w, r, out);
+    return;
+  }
+  const uint8_t* row = w.blocks + r * w.row_bytes();
+  int64_t c = 0;
+  for (; c + kLanes <= w.cols; c += kLanes)
+    _mm256_storeu_ps(out + c, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * c))));
+  for (; c < w.cols; ++c) {
+    uint16_t h;
+    __builtin_memcpy(&h, row + 2 * c, sizeof h);
+    out[c] = _cvtsh_ss(h);
+  }
+}
+
 void matmul_tile_avx2(const WeightMatrix& w, const float* x, int64_t t0, int64_t t1, int64_t r0,
                       int64_t r1, float* y, float* scratch) {
   int64_t r = r0;
@@ -139,7 +156,7 @@ void matmul_tile_avx2(const WeightMatrix& w, const float* x, int64_t t0, int64_t
     if (w.type == WeightType::MlxAffine) {
       dequantize_mlx_row(w, row, dst);
     } else {
-      ggml_dequantize_row_generic(w, row, dst);
+      dequantize_ggml_row(w, row, dst);
     }
     return dst;
   };
@@ -156,7 +173,7 @@ void dequantize_row_avx2(const WeightMatrix& w, int64_t r, float* out) {
     return;
   }
   if (is_ggml_type(w.type)) {
-    ggml_dequantize_row_generic(w, r, out);
+    dequantize_ggml_row(w, r, out);
     return;
   }
   int64_t c = 0;

@@ -109,6 +109,55 @@ void dequantize_mlx_row(const WeightMatrix& w, int64_t r, float* out) {
   }
 }
 
+inline float half_scale(const uint8_t* p) {
+  uint16_t h;
+  __builtin_memcpy(&h, p, sizeof h);
+  return _cvtsh_ss(h);
+}
+
+// F16, Q8_0 and Q4_0 rows with F16C / AVX-512 (bit-exact with ggml_dequantize_row_generic: exact
+// conversions, then one fp32 multiply per value); the K-quants use the portable code.
+void dequantize_ggml_row(const WeightMatrix& w, int64_t r, float* out) {
+  const uint8_t* row = w.blocks + r * w.row_bytes();
+  switch (w.type) {
+    case WeightType::F16: {
+      int64_t c = 0;
+      for (; c + kLanes <= w.cols; c += kLanes)
+        _mm512_storeu_ps(out + c, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * c))));
+      if (c < w.cols) {
+        const __mmask16 m = tail_mask(w.cols - c);
+        _mm512_mask_storeu_ps(out + c, m, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row + 2 * c)));
+      }
+      return;
+    }
+    case WeightType::Q8_0:
+      for (int64_t b = 0; b < w.cols / 32; ++b) {
+        const uint8_t* blk = row + b * 34;
+        const __m512 d = _mm512_set1_ps(half_scale(blk));
+        for (int h = 0; h < 2; ++h) {
+          const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2 + 16 * h));
+          _mm512_storeu_ps(out + 32 * b + 16 * h, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)), d));
+        }
+      }
+      return;
+    case WeightType::Q4_0:
+      for (int64_t b = 0; b < w.cols / 32; ++b) {
+        const uint8_t* blk = row + b * 18;
+        const __m512 d = _mm512_set1_ps(half_scale(blk));
+        const __m512i q = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)));
+        const __m512i eight = _mm512_set1_epi32(8);
+        const __m512i lo = _mm512_sub_epi32(_mm512_and_si512(q, _mm512_set1_epi32(0xF)), eight);
+        const __m512i hi = _mm512_sub_epi32(_mm512_srli_epi32(q, 4), eight);
+        _mm512_storeu_ps(out + 32 * b, _mm512_mul_ps(_mm512_cvtepi32_ps(lo), d));
+        _mm512_storeu_ps(out + 32 * b + 16, _mm512_mul_ps(_mm512_cvtepi32_ps(hi), d));
+      }
+      return;
+    default:
+      ggml_dequantize_row_generic(w, r, out);
+      return;
+  }
+}
+
 void matmul_tile_avx512(const WeightMatrix& w, const float* x, int64_t t0, int64_t t1, int64_t r0,
                         int64_t r1, float* y, float* scratch) {
   int64_t r = r0;
@@ -128,7 +177,7 @@ void matmul_tile_avx512(const WeightMatrix& w, const float* x, int64_t t0, int64
     if (w.type == WeightType::MlxAffine) {
       dequantize_mlx_row(w, row, dst);
     } else {
-      ggml_dequantize_row_generic(w, row, dst);
+      dequantize_ggml_row(w, row, dst);
     }
     return dst;
   };
@@ -145,7 +194,7 @@ void dequantize_row_avx512(const WeightMatrix& w, int64_t r, float* out) {
     return;
   }
   if (is_ggml_type(w.type)) {
-    ggml_dequantize_row_generic(w, r, out);
+    dequantize_ggml_row(w, r, out);
     return;
   }
   int64_t c = 0;
