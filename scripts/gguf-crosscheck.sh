@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Cross-checks verdict's GGUF files and GGUF loader against llama.cpp (not run in CI: it builds llama.cpp).
+#
+#   bash scripts/gguf-crosscheck.sh [VERDICT_BIN]     # default build/release/src/cli/verdict
+#
+# For the qwen35-tiny and qwen35-small fixture checkpoints and every `verdict convert --type`, it writes the
+# GGUF file with verdict, lets llama.cpp's llama-debug run each golden prompt text on it (F32 KV cache,
+# flash attention off, 2 threads) and save the last row's logits and its token ids, runs `verdict forward`
+# on the same file with the same ids, and prints per file and prompt: max |Δ| of the logits, max |Δ| /
+# max |llama.cpp| and whether the argmax agrees. verdict runs twice: with exact fp32 activations
+# (VERDICT_PACK=0) and with its packed GEMMs (VERDICT_PACK=1: activations rounded to int8 / bf16 per
+# block, as llama.cpp does for quantized / BF16 weights). It also checks that llama-bench loads each file.
+# The numbers are recorded in docs/gguf.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+verdict="${1:-build/release/src/cli/verdict}"
+fixtures="${VERDICT_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
+bin=$(bash ../shared/tools/llamacpp-peer.sh)
+work=$(mktemp -d /tmp/verdict-gguf-crosscheck.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+for model in qwen35-tiny qwen35-small; do
+  types="f32 f16 bf16 q8_0 q4_0"
+  [ "$model" = qwen35-small ] && types="$types q4_k"
+  for type in $types; do
+    gguf="$work/$model-$type.gguf"
+    "$verdict" convert "$fixtures/$model" "$gguf" --type "$type" >/dev/null
+    "$bin/llama-bench" -m "$gguf" -p 16 -n 4 -t 2 -r 1 >/dev/null 2>&1 || { echo "llama-bench cannot load $gguf"; exit 1; }
+    python3 - "$verdict" "$bin" "$gguf" "$fixtures/$model/golden.json" "$work" "$model $type" <<'PY'
+import json, os, struct, subprocess, sys
+verdict, bin_dir, gguf, golden, work, label = sys.argv[1:]
+out_dir = os.path.join(work, "logits")
+name = os.path.splitext(os.path.basename(gguf))[0]
+for prompt in json.load(open(golden))["prompts"]:
+    subprocess.run([os.path.join(bin_dir, "llama-debug"), "-m", gguf, "-p", prompt["ids_decoded"], "--save-logits",
+                    "--logits-output-dir", out_dir, "-t", "2", "-fa", "off", "-ctk", "f32", "-ctv", "f32",
+                    "-c", "1024"], check=True, capture_output=True)
+    raw = open(os.path.join(out_dir, f"llamacpp-{name}.bin"), "rb").read()
+    ref = struct.unpack(f"<{len(raw) // 4}f", raw)
+    tok = open(os.path.join(out_dir, f"llamacpp-{name}-tokens.bin"), "rb").read()
+    ids = struct.unpack(f"<{len(tok) // 4}i", tok)
+    cells = []
+    for pack in ("0", "1"):
+        env = dict(os.environ, VERDICT_PACK=pack, VERDICT_THREADS="2")
+        out = subprocess.run([verdict, "forward", "--model", gguf, "--tokens", ",".join(map(str, ids))],
+                             check=True, capture_output=True, text=True, env=env).stdout
+        got = json.loads(out)["logits"]
+        diff = max(abs(a - b) for a, b in zip(got, ref))
+        rel = diff / max(abs(b) for b in ref)
+        same = max(range(len(got)), key=got.__getitem__) == max(range(len(ref)), key=ref.__getitem__)
+        cells.append(f"pack={pack}: max|Δ| {diff:.3g} rel {rel:.3g} top-1 {'same' if same else 'DIFFERS'}")
+    print(f"{label:18} {prompt['name']:5} ({len(ids):3} tokens)  " + "  |  ".join(cells))
+PY
+  done
+done
