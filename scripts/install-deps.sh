@@ -11,6 +11,10 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Node.js and npm run the OpenAI Node SDK test (tests/node). A node that is already installed (NodeSource,
+# nvm: npm comes with it) is kept; Debian's nodejs (18 in Debian 12) is enough.
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

@@ -7,6 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export VERDICT_FIXTURES="${VERDICT_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
 bash scripts/install-deps.sh
+# The OpenAI Node SDK, exactly as tests/node/package-lock.json pins it, for the node.openai_sdk test.
+npm ci --prefix tests/node --no-audit --no-fund
 
 echo "== release build + tests"
 bash scripts/build.sh release
