@@ -175,6 +175,23 @@ test('streaming without include_usage sends no usage; the SDK stream helper asse
   assert.equal(deltas, plain.choices[0].message.content);
 });
 
+test('concurrent streams each get their own answer (continuous batching keeps sequences apart)', async () => {
+  const requests = [0, 1, 2, 3, 4, 5].map((i) => ({
+    ...greedy, max_tokens: 16, messages: [{ role: 'user', content: `Tell me about the number ${i % 3}.` }],
+  }));
+  const alone = [];
+  for (const r of requests) alone.push((await client.chat.completions.create(r)).choices[0].message.content);
+  assert.notEqual(alone[0], alone[1], 'different prompts, different answers');
+  const together = await Promise.all(requests.map(async (r) => {
+    let content = '';
+    for await (const chunk of await client.chat.completions.create({ ...r, stream: true })) {
+      content += chunk.choices[0]?.delta?.content ?? '';
+    }
+    return content;
+  }));
+  assert.deepEqual(together, alone);
+});
+
 test('completions.create (/v1/completions), plain and streamed', async () => {
   const request = { model: CHAT, prompt: 'The capital of France is', max_tokens: 8, temperature: 0, seed: 5 };
   const completion = await client.completions.create(request);
