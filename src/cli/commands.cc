@@ -6,6 +6,7 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> kCommands = {
       {"serve", "serve decision and chat models over HTTP (/v1/systemone, /v1/chat/completions, ...)", kServeUsage,
        run_serve},
+      {"bench", "prefill and decode speed of a model, measured as llama-bench does", kBenchUsage, run_bench},
       {"info", "describe a checkpoint folder (dimensions, dtypes, quantization, tokenizer, memory)",
        "usage: verdict info DIR|FILE.gguf [--json]\n\n"
        "Describes the checkpoint in DIR: model kind (decision when joint_head.safetensors and\n"

@@ -28,6 +28,8 @@ int run_convert(Args& args);
 int run_decide(Args& args);
 int run_serve(Args& args);
 extern const char kServeUsage[];
+int run_bench(Args& args);
+extern const char kBenchUsage[];
 int run_chat(Args& args);
 
 }  // namespace verdict::cli
