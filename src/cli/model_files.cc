@@ -5,8 +5,8 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "formats/gguf.h"
-#include "formats/gguf_tokenizer.h"
 #include "formats/safetensors.h"
+#include "registry/model_source.h"
 
 namespace verdict::cli {
 
@@ -34,11 +34,7 @@ std::string tokenizer_path(const std::string& dir_or_file) {
 }
 
 tokenizer::Tokenizer load_tokenizer(const std::string& model) {
-  if (formats::is_gguf_path(model)) {
-    std::string source;
-    const std::string text = formats::gguf_model_tokenizer_json(model, &source);
-    return tokenizer::Tokenizer::from_json(text, source);
-  }
+  if (formats::is_gguf_path(model)) return registry::read_model_tokenizer(model);
   return tokenizer::Tokenizer::from_file(tokenizer_path(model));
 }
 

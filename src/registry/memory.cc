@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "core/error.h"
+#include "registry/model_source.h"
 
 namespace verdict::registry {
 namespace {
@@ -111,6 +112,7 @@ MemoryEstimate estimate_model_memory(const std::string& dir, const models::qwen3
     }
     ::closedir(d);
   }
+  e.weights += gguf_weight_bytes(dir);  // a .gguf model file (0 for a folder)
   // Norm vectors, conv taps and MLX scales are converted to fp32 copies: a few percent at most.
   e.weights += e.weights / 32;
   e.state = state_pool_bytes(c, slots, max_tokens);

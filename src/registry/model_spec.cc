@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "registry/model_source.h"
 
 namespace verdict::registry {
 namespace {
@@ -79,6 +80,7 @@ bool name_is_valid(std::string_view name) {
 const char* kind_name(ModelKind kind) { return kind == ModelKind::kDecision ? "decision" : "chat"; }
 
 bool is_checkpoint_dir(const std::string& dir) {
+  if (is_gguf_model(dir)) return true;  // a llama.cpp qwen35 GGUF file (docs/gguf.md)
   if (!is_dir(dir) || !file_exists(dir + "/config.json")) return false;
   if (file_exists(dir + "/model.safetensors") || file_exists(dir + "/model.safetensors.index.json")) return true;
   for (const std::string& name : list_dir(dir))
@@ -110,11 +112,12 @@ ModelSpec model_from_flag(std::string_view value) {
     spec.path = strip_trailing_slashes(std::string(value));
     const std::size_t slash = spec.path.find_last_of('/');
     spec.name = slash == std::string::npos ? spec.path : spec.path.substr(slash + 1);
+    if (is_gguf_model(spec.path)) spec.name = spec.name.substr(0, spec.name.size() - 5);  // without ".gguf"
   }
   check_model_name(spec.name);
   if (spec.path.empty() || !is_checkpoint_dir(spec.path))
     throw Error("--model " + std::string(value) + ": '" + spec.path +
-                "' is not a checkpoint folder (config.json and *.safetensors expected)");
+                "' is not a checkpoint folder (config.json and *.safetensors expected) or a .gguf file");
   spec.kind = detect_kind(spec.path);
   return spec;
 }

@@ -21,12 +21,12 @@ struct ModelSpec {
 };
 
 // True when `dir` holds a checkpoint: config.json plus model.safetensors, a sharded index or any
-// *.safetensors file.
+// *.safetensors file; or when it is a llama.cpp qwen35 .gguf file (a chat model; docs/gguf.md).
 bool is_checkpoint_dir(const std::string& dir);
 // Decision when the joint head files are present, else chat.
 ModelKind detect_kind(const std::string& dir);
 
-// `--model` value: "NAME=PATH", or "PATH" (named after its last path component). Throws
+// `--model` value: "NAME=PATH", or "PATH" (named after its last path component, without ".gguf"). Throws
 // verdict::Error when PATH holds no checkpoint or NAME is not a valid model name.
 ModelSpec model_from_flag(std::string_view value);
 // Every immediate subfolder of `dir` holding a checkpoint, sorted by name. Subfolders whose name is

@@ -12,6 +12,7 @@
 #include "formats/hf_config.h"
 #include "models/qwen35/config.h"
 #include "registry/model_entry.h"
+#include "registry/model_source.h"
 
 namespace verdict::registry {
 namespace {
@@ -19,6 +20,10 @@ namespace {
 constexpr std::size_t kDefaultMaxLength = 16384;  // Qwen3.5 Clef (systemone-api.md §6)
 
 int64_t modification_time(const std::string& dir) {
+  if (is_gguf_model(dir)) {
+    struct stat st {};
+    return ::stat(dir.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_mtime) : 0;
+  }
   for (const char* name : {"/model.safetensors", "/model.safetensors.index.json", "/config.json"}) {
     struct stat st {};
     if (::stat((dir + name).c_str(), &st) == 0) return static_cast<int64_t>(st.st_mtime);
@@ -114,8 +119,8 @@ void Registry::initialize() {
     chat::GenerationOptions defaults;
     const bool is_chat = e->spec.kind == ModelKind::kChat;
     try {
-      const formats::ModelConfig model = formats::load_model_config(dir + "/config.json");
-      const models::qwen35::Config config = models::qwen35::make_config(model, dir + "/config.json");
+      const formats::ModelConfig model = read_model_config(dir);
+      const models::qwen35::Config config = models::qwen35::make_config(model, model_config_path(dir));
       const auto it = options_.max_length.find(e->spec.name);
       max_length = it != options_.max_length.end() ? it->second : is_chat ? options_.chat_context : kDefaultMaxLength;
       const int64_t positions = model.text.max_position_embeddings;
@@ -127,10 +132,10 @@ void Registry::initialize() {
       }
       estimate = estimate_model_memory(dir, config, is_chat ? options_.chat_slots : options_.slots,
                                        static_cast<int64_t>(max_length), options_.batch.max_batch_tokens);
-      tokenizer = std::make_unique<tokenizer::Tokenizer>(tokenizer::Tokenizer::from_file(dir + "/tokenizer.json"));
+      tokenizer = std::make_unique<tokenizer::Tokenizer>(read_model_tokenizer(dir));
       if (is_chat) {
         // A template using something the Jinja engine lacks fails here, at start-up, not per request.
-        chat_template = std::make_unique<chat::ChatTemplate>(chat::ChatTemplate::from_model_dir(dir));
+        chat_template = std::make_unique<chat::ChatTemplate>(read_chat_template(dir, *tokenizer));
         defaults = chat::model_generation_defaults(dir, config.eos_token_ids, *tokenizer);
       }
     } catch (const std::exception& ex) {

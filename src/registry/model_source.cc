@@ -1,0 +1,60 @@
+#include "registry/model_source.h"
+
+#include <sys/stat.h>
+
+#include "core/error.h"
+#include "formats/gguf.h"
+#include "formats/gguf_qwen35.h"
+#include "formats/gguf_tokenizer.h"
+
+namespace verdict::registry {
+
+bool is_gguf_model(const std::string& path) {
+  struct stat st {};
+  return formats::is_gguf_path(path) && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string model_config_path(const std::string& path) {
+  return formats::is_gguf_path(path) ? path : path + "/config.json";
+}
+
+formats::ModelConfig read_model_config(const std::string& path) {
+  if (formats::is_gguf_path(path)) return formats::gguf_qwen35_model_config(formats::GgufFile(path));
+  return formats::load_model_config(path + "/config.json");
+}
+
+tokenizer::Tokenizer read_model_tokenizer(const std::string& path) {
+  if (formats::is_gguf_path(path)) {
+    std::string source;
+    const std::string text = formats::gguf_model_tokenizer_json(path, &source);
+    return tokenizer::Tokenizer::from_json(text, source);
+  }
+  return tokenizer::Tokenizer::from_file(path + "/tokenizer.json");
+}
+
+chat::ChatTemplate read_chat_template(const std::string& path, const tokenizer::Tokenizer& tok) {
+  if (!formats::is_gguf_path(path)) return chat::ChatTemplate::from_model_dir(path);
+  const formats::GgufFile file(path);
+  const formats::GgufValue* tmpl = file.find("tokenizer.chat_template");
+  if (tmpl == nullptr || tmpl->as_string() == nullptr) throw Error(path + ": no tokenizer.chat_template");
+  nlohmann::ordered_json config = nlohmann::ordered_json::object();
+  config["chat_template"] = *tmpl->as_string();
+  for (const auto& [key, name] : {std::pair{"tokenizer.ggml.bos_token_id", "bos_token"},
+                                  std::pair{"tokenizer.ggml.eos_token_id", "eos_token"},
+                                  std::pair{"tokenizer.ggml.padding_token_id", "pad_token"}}) {
+    const auto id = file.find_int(key);
+    if (id && *id >= 0 && static_cast<std::size_t>(*id) < tok.vocab_size())
+      config[name] = tok.id_to_token(static_cast<tokenizer::TokenId>(*id));
+  }
+  return chat::ChatTemplate::from_tokenizer_config(config, path, std::nullopt);
+}
+
+std::size_t gguf_weight_bytes(const std::string& path) {
+  if (!formats::is_gguf_path(path)) return 0;
+  const formats::GgufFile file(path);
+  std::size_t total = 0;
+  for (const formats::GgufTensor& t : file.tensors()) total += t.nbytes;
+  return total;
+}
+
+}  // namespace verdict::registry

@@ -1,0 +1,58 @@
+// The registry with a .gguf model path: the spec, configuration, tokenizer and chat template come from
+// the file (docs/gguf.md), and agree with the checkpoint folder the file was converted from.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "registry/memory.h"
+#include "registry/model_source.h"
+#include "registry/model_spec.h"
+#include "support/fixtures.h"
+
+namespace verdict::registry {
+namespace {
+
+using verdict::testing::fixture;
+
+TEST(GgufModel, SpecNamedAfterTheFileAsAChatModel) {
+  const std::string path = fixture("qwen35-tiny/model-f32.gguf");
+  EXPECT_TRUE(is_gguf_model(path));
+  EXPECT_TRUE(is_checkpoint_dir(path));
+  const ModelSpec spec = model_from_flag(path);
+  EXPECT_EQ(spec.name, "model-f32");
+  EXPECT_EQ(spec.kind, ModelKind::kChat);
+  EXPECT_EQ(model_from_flag("tiny=" + path).name, "tiny");
+  EXPECT_FALSE(is_gguf_model(fixture("qwen35-tiny/missing.gguf")));
+}
+
+TEST(GgufModel, SameConfigTokenizerAndTemplateAsTheFolder) {
+  const std::string folder = fixture("qwen35-tiny");
+  // A copy of the file alone in a folder: nothing but the GGUF metadata to go by.
+  const std::string dir = ::testing::TempDir() + "/registry_gguf_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/tiny.gguf";
+  std::filesystem::copy_file(fixture("qwen35-tiny/model-f32.gguf"), path, std::filesystem::copy_options::overwrite_existing);
+
+  const formats::ModelConfig a = read_model_config(path), b = read_model_config(folder);
+  EXPECT_EQ(a.text.hidden_size, b.text.hidden_size);
+  EXPECT_EQ(a.text.num_hidden_layers, b.text.num_hidden_layers);
+  EXPECT_EQ(a.text.vocab_size, b.text.vocab_size);
+  EXPECT_EQ(a.text.rotary_dim(), b.text.rotary_dim());
+  EXPECT_EQ(model_config_path(path), path);
+
+  const tokenizer::Tokenizer ta = read_model_tokenizer(path), tb = read_model_tokenizer(folder);
+  EXPECT_EQ(ta.encode("Hello, wörld <|im_end|>"), tb.encode("Hello, wörld <|im_end|>"));
+
+  chat::ChatRequest request;
+  request.messages = nlohmann::ordered_json::parse(R"([{"role": "user", "content": "Hi there"}])");
+  EXPECT_EQ(read_chat_template(path, ta).render(request), read_chat_template(folder, tb).render(request));
+  EXPECT_GT(gguf_weight_bytes(path), 1'000'000u);
+  EXPECT_EQ(gguf_weight_bytes(folder), 0u);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace verdict::registry
