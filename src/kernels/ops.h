@@ -186,6 +186,13 @@ bool pack_enabled(bool by_default);
 // for the ggml block types bit-exactly ggml's dequantize_row_* evaluated without fused multiply-add).
 void dequantize_row(const WeightMatrix& w, int64_t r, float* out);
 
+// C[i, j] += Σ_p (alpha · A[i, p]) · B[p, j] for i < m, j < n; row-major with row strides lda, ldb, ldc.
+// Single-threaded (used inside per-head loops). Every ISA computes each element the same way: starting
+// from C[i, j], one fused multiply-add per p in order (as a chain of axpy calls would) — so results do
+// not depend on m, n, the tiling or the ISA.
+void gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
+              int64_t ldb, float* C, int64_t ldc);
+
 // Vector primitives (single-threaded; used inside per-head loops).
 float dot(const float* a, const float* b, int64_t n);          // Σ a_i b_i
 void axpy(int64_t n, float a, const float* x, float* y);       // y += a · x

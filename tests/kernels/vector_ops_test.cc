@@ -1,8 +1,11 @@
 // dot / axpy / scale on every ISA against kernels/ref, odd lengths included.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <vector>
 
 #include "kernels/ref/ref.h"
 #include "test_util.h"
@@ -55,6 +58,46 @@ TEST(Isa, SelectionIsConsistent) {
   EXPECT_TRUE(isa_supported(Isa::Scalar));
   EXPECT_TRUE(isa_supported(best_isa()));
   EXPECT_EQ(isa_name(Isa::Avx512), "avx512");
+}
+
+// gemm_f32 against the double reference, and bit for bit the same on every ISA (ops.h promises one
+// sequence of fused operations per element), with strides wider than the rows and partial tiles.
+TEST(GemmF32, MatchesReferenceAndIsIdenticalOnEveryIsa) {
+  std::mt19937 rng(12);
+  const int64_t ms[] = {1, 5, 6, 7, 13, 64};
+  const int64_t ns[] = {1, 15, 16, 17, 63, 64, 65, 128, 130};
+  const int64_t ks[] = {0, 1, 7, 64, 128};
+  for (int64_t m : ms)
+    for (int64_t n : ns)
+      for (int64_t k : ks) {
+        const int64_t lda = k + 3, ldb = n + 5, ldc = n + 2;
+        auto A = random_floats(rng, m * lda), B = random_floats(rng, std::max<int64_t>(1, k) * ldb);
+        auto C0 = random_floats(rng, m * ldc);
+        const float alpha = -0.75f;
+        std::vector<float> want = C0;
+        ref::gemm_f32(m, n, k, alpha, A.data(), lda, B.data(), ldb, want.data(), ldc);
+        std::vector<float> first;
+        for (Isa isa : supported_isas()) {
+          IsaScope scope(isa);
+          std::vector<float> got = C0;
+          gemm_f32(m, n, k, alpha, A.data(), lda, B.data(), ldb, got.data(), ldc);
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < ldc; ++j) {
+              const auto at = static_cast<std::size_t>(i * ldc + j);
+              if (j >= n) {
+                ASSERT_EQ(got[at], C0[at]) << "column past n written";
+                continue;
+              }
+              double magnitude = std::fabs(double(C0[at]));
+              for (int64_t p = 0; p < k; ++p) magnitude += std::fabs(double(A[i * lda + p]) * B[p * ldb + j]);
+              const double tol = 2.0 * double(k + 2) * std::numeric_limits<float>::epsilon() * magnitude;
+              ASSERT_NEAR(got[at], want[at], tol) << isa_name(isa) << " " << m << "x" << n << "x" << k;
+            }
+          if (first.empty()) first = got;
+          ASSERT_EQ(0, std::memcmp(first.data(), got.data(), got.size() * sizeof(float)))
+              << isa_name(isa) << " differs from scalar, " << m << "x" << n << "x" << k;
+        }
+      }
 }
 
 }  // namespace

@@ -380,11 +380,50 @@ void quantize_rows_avx2(const float* x, int64_t t0, int64_t t1, int64_t cols, in
   }
 }
 
+// gemm_f32: MR rows × 2 vectors of 8 columns (16 columns), masked past n.
+template <int MR>
+void gemm_tile_avx2(int64_t k, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
+                    int64_t ldc, int64_t cols) {
+  const __m256i m0 = lane_mask(cols), m1 = lane_mask(cols - 8);
+  __m256 acc[MR][2];
+#pragma GCC unroll 4
+  for (int i = 0; i < MR; ++i) {
+    acc[i][0] = _mm256_maskload_ps(C + i * ldc, m0);
+    acc[i][1] = _mm256_maskload_ps(C + i * ldc + 8, m1);
+  }
+  for (int64_t p = 0; p < k; ++p) {
+    const __m256 b0 = _mm256_maskload_ps(B + p * ldb, m0);
+    const __m256 b1 = _mm256_maskload_ps(B + p * ldb + 8, m1);
+#pragma GCC unroll 4
+    for (int i = 0; i < MR; ++i) {
+      const __m256 a = _mm256_set1_ps(alpha * A[i * lda + p]);
+      acc[i][0] = _mm256_fmadd_ps(a, b0, acc[i][0]);
+      acc[i][1] = _mm256_fmadd_ps(a, b1, acc[i][1]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < MR; ++i) {
+    _mm256_maskstore_ps(C + i * ldc, m0, acc[i][0]);
+    _mm256_maskstore_ps(C + i * ldc + 8, m1, acc[i][1]);
+  }
+}
+
+void gemm_f32_avx2(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
+                   int64_t ldb, float* C, int64_t ldc) {
+  for (int64_t j = 0; j < n; j += 16) {
+    const int64_t cols = n - j < 16 ? n - j : 16;
+    int64_t i = 0;
+    for (; i + 4 <= m; i += 4) gemm_tile_avx2<4>(k, alpha, A + i * lda, lda, B + j, ldb, C + i * ldc + j, ldc, cols);
+    for (; i < m; ++i) gemm_tile_avx2<1>(k, alpha, A + i * lda, lda, B + j, ldb, C + i * ldc + j, ldc, cols);
+  }
+}
+
 }  // namespace
 
 const KernelTable& avx2_table() {
   static const KernelTable table{matmul_tile_avx2,      dequantize_row_avx2, dot_avx2,
-                                 axpy_avx2,             scale_avx2,          quantize_rows_avx2,
+                                 axpy_avx2,             scale_avx2,          gemm_f32_avx2,
+                                 quantize_rows_avx2,
                                  int8_tile_avx2,     bf16_rows_generic,   bf16_tile_generic};
   return table;
 }

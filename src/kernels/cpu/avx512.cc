@@ -254,11 +254,69 @@ void scale_avx512(int64_t n, float a, float* x) {
   }
 }
 
+// gemm_f32: MR rows of C × NV vectors of 16 columns; B rows are read once per p for all MR rows.
+template <int MR, int NV>
+inline void gemm_tile(int64_t k, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
+                      int64_t ldc, __mmask16 last) {
+  __m512 acc[MR][NV];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v)
+      acc[i][v] = _mm512_maskz_loadu_ps(v == NV - 1 ? last : static_cast<__mmask16>(0xFFFF), C + i * ldc + 16 * v);
+  for (int64_t p = 0; p < k; ++p) {
+    __m512 b[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v)
+      b[v] = v == NV - 1 ? _mm512_maskz_loadu_ps(last, B + p * ldb + 16 * v) : _mm512_loadu_ps(B + p * ldb + 16 * v);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      const __m512 a = _mm512_set1_ps(alpha * A[i * lda + p]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(a, b[v], acc[i][v]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v)
+      _mm512_mask_storeu_ps(C + i * ldc + 16 * v, v == NV - 1 ? last : static_cast<__mmask16>(0xFFFF), acc[i][v]);
+}
+
+template <int NV>
+void gemm_rows(int64_t m, int64_t k, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
+               int64_t ldc, __mmask16 last) {
+  int64_t i = 0;
+  for (; i + 6 <= m; i += 6) gemm_tile<6, NV>(k, alpha, A + i * lda, lda, B, ldb, C + i * ldc, ldc, last);
+  with_count(m - i, [&]<int MR>() { gemm_tile<MR, NV>(k, alpha, A + i * lda, lda, B, ldb, C + i * ldc, ldc, last); });
+}
+
+void gemm_f32_avx512(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
+                     int64_t ldb, float* C, int64_t ldc) {
+  // Column panels of 64 (4 vectors), then one of 1–3 vectors; the last vector of a panel may be partial.
+  int64_t j = 0;
+  for (; j + 64 <= n; j += 64) gemm_rows<4>(m, k, alpha, A, lda, B + j, ldb, C + j, ldc, 0xFFFF);
+  const int64_t rest = n - j;
+  if (rest == 0) return;
+  const auto last = tail_mask(rest % 16 == 0 ? 16 : rest % 16);
+  const int64_t vectors = (rest + 15) / 16;
+  if (vectors == 1) {
+    gemm_rows<1>(m, k, alpha, A, lda, B + j, ldb, C + j, ldc, last);
+  } else if (vectors == 2) {
+    gemm_rows<2>(m, k, alpha, A, lda, B + j, ldb, C + j, ldc, last);
+  } else if (vectors == 3) {
+    gemm_rows<3>(m, k, alpha, A, lda, B + j, ldb, C + j, ldc, last);
+  } else {
+    gemm_rows<4>(m, k, alpha, A, lda, B + j, ldb, C + j, ldc, last);
+  }
+}
+
 }  // namespace
 
 const KernelTable& avx512_table() {
   static const KernelTable table{matmul_tile_avx512,   dequantize_row_avx512, dot_avx512,
-                                 axpy_avx512,          scale_avx512,          quantize_rows_avx512,
+                                 axpy_avx512,          scale_avx512,          gemm_f32_avx512,
+                                 quantize_rows_avx512,
                                  int8_tile_generic,    bf16_rows_avx512,      bf16_tile_generic};
   return table;
 }

@@ -24,30 +24,6 @@ inline void store_rows(float* dst, __m512 v, int64_t r0, int64_t rows) {
   }
 }
 
-// Calls f.template operator()<TB>() with TB = rem, for the remainders 1 .. 5 of the token loop.
-template <typename F>
-inline void with_tokens(int64_t rem, const F& f) {
-  switch (rem) {
-    case 5:
-      f.template operator()<5>();
-      break;
-    case 4:
-      f.template operator()<4>();
-      break;
-    case 3:
-      f.template operator()<3>();
-      break;
-    case 2:
-      f.template operator()<2>();
-      break;
-    case 1:
-      f.template operator()<1>();
-      break;
-    default:
-      break;
-  }
-}
-
 // ---------------------------------------------------------------------------------------------------
 // Int8: RP panels × TB tokens.
 
@@ -148,7 +124,7 @@ template <int RP, int BITS, bool MINS>
 void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p, float* y) {
   int64_t t = t0;
   for (; t + kInt8Tokens <= t1; t += kInt8Tokens) int8_micro<RP, kInt8Tokens, BITS, MINS>(w, a, t, p, y);
-  with_tokens(t1 - t, [&]<int TB>() { int8_micro<RP, TB, BITS, MINS>(w, a, t, p, y); });
+  with_count(t1 - t, [&]<int TB>() { int8_micro<RP, TB, BITS, MINS>(w, a, t, p, y); });
 }
 
 template <int BITS, bool MINS>
@@ -199,7 +175,7 @@ template <int RP>
 void bf16_tokens(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p, float* y) {
   int64_t t = t0;
   for (; t + kBf16Tokens <= t1; t += kBf16Tokens) bf16_micro<RP, kBf16Tokens>(w, xb, t, p, y);
-  with_tokens(t1 - t, [&]<int TB>() { bf16_micro<RP, TB>(w, xb, t, p, y); });
+  with_count(t1 - t, [&]<int TB>() { bf16_micro<RP, TB>(w, xb, t, p, y); });
 }
 
 }  // namespace

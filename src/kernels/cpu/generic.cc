@@ -63,6 +63,16 @@ void axpy_generic(int64_t n, float a, const float* x, float* y) {
   for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
 
+void gemm_f32_generic(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
+                      int64_t ldb, float* C, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = C[i * ldc + j];
+      for (int64_t p = 0; p < k; ++p) acc = std::fma(alpha * A[i * lda + p], B[p * ldb + j], acc);
+      C[i * ldc + j] = acc;
+    }
+}
+
 void scale_generic(int64_t n, float a, float* x) {
   for (int64_t i = 0; i < n; ++i) x[i] *= a;
 }
@@ -268,7 +278,8 @@ void bf16_tile_generic(const PackedView& w, const uint16_t* xb, int64_t t0, int6
 
 const KernelTable& generic_table() {
   static const KernelTable table{matmul_tile_generic, dequantize_row_generic, dot_generic,
-                                 axpy_generic,        scale_generic,          quantize_rows_generic,
+                                 axpy_generic,        scale_generic,          gemm_f32_generic,
+                                 quantize_rows_generic,
                                  int8_tile_generic,   bf16_rows_generic,      bf16_tile_generic};
   return table;
 }

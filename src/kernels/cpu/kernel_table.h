@@ -28,6 +28,31 @@ struct QuantizedRows {
   int64_t blocks = 0;
 };
 
+// Calls f.template operator()<N>() with N = rem, for the remainders 1 .. 5 of a blocked loop (the
+// register tiles' edge cases).
+template <typename F>
+inline void with_count(int64_t rem, const F& f) {
+  switch (rem) {
+    case 5:
+      f.template operator()<5>();
+      break;
+    case 4:
+      f.template operator()<4>();
+      break;
+    case 3:
+      f.template operator()<3>();
+      break;
+    case 2:
+      f.template operator()<2>();
+      break;
+    case 1:
+      f.template operator()<1>();
+      break;
+    default:
+      break;
+  }
+}
+
 struct KernelTable {
   // y[t, r] for t in [t0, t1), r in [r0, r1); x has `cols` columns, y has `rows` columns.
   void (*matmul_tile)(const WeightMatrix& w, const float* x, int64_t t0, int64_t t1, int64_t r0,
@@ -36,6 +61,8 @@ struct KernelTable {
   float (*dot)(const float* a, const float* b, int64_t n);
   void (*axpy)(int64_t n, float a, const float* x, float* y);
   void (*scale)(int64_t n, float a, float* x);
+  void (*gemm_f32)(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
+                   int64_t ldb, float* C, int64_t ldc);
   // Quantizes tokens [t0, t1) of x (cols a multiple of 32) into the arrays of QuantizedRows (see there;
   // every table computes the same q, d and qsum bit for bit: d = amax / 127, q = rne(x · (127 / amax))).
   void (*quantize_rows)(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,

@@ -190,6 +190,16 @@ void matmul_bf16(const WeightMatrix& w, const float* x, int64_t n, float* y) {
   }
 }
 
+void gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
+              int64_t ldb, float* C, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = 0.0;
+      for (int64_t p = 0; p < k; ++p) acc += static_cast<double>(A[i * lda + p]) * B[p * ldb + j];
+      C[i * ldc + j] = static_cast<float>(C[i * ldc + j] + alpha * acc);
+    }
+}
+
 float dot(const float* a, const float* b, int64_t n) {
   double acc = 0.0;
   for (int64_t i = 0; i < n; ++i) acc += static_cast<double>(a[i]) * static_cast<double>(b[i]);

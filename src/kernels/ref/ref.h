@@ -21,6 +21,8 @@ void matmul_int8(const WeightMatrix& w, const float* x, int64_t n, float* y);
 // The Bf16 contract: activations rounded to bf16, weights exact, sums in double.
 void matmul_bf16(const WeightMatrix& w, const float* x, int64_t n, float* y);
 
+void gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
+              int64_t ldb, float* C, int64_t ldc);  // sums in double
 float dot(const float* a, const float* b, int64_t n);
 void axpy(int64_t n, float a, const float* x, float* y);
 void scale(int64_t n, float a, float* x);
