@@ -19,7 +19,7 @@ float* sized(std::vector<float>& v, int64_t n) {
 
 // Scratch of one chunk: per-thread, grown on demand.
 struct ChunkScratch {
-  std::vector<float> a, p, u, w, o;
+  std::vector<float> a, p, u, w, kt, qs;
   std::vector<double> gamma;
 };
 
@@ -37,8 +37,8 @@ void chunk_step(const DeltaRuleHead& h, int64_t t0, int64_t c, float* S, ChunkSc
   for (int64_t t = 0; t < c; ++t) s.gamma[static_cast<std::size_t>(t)] = acc += h.g[(t0 + t) * h.gate_stride];
   auto gamma = [&](int64_t t) { return s.gamma[static_cast<std::size_t>(t)]; };
 
-  // A[t,s] = β_t (k_t·k_s) D[t,s] (s < t) and P[t,s] = (q_t·k_s) D[t,s] (s ≤ t), D = e^{γ_t − γ_s}.
-  // Only s ≤ t is ever exponentiated, so every factor is ≤ 1.
+  // A[t,s] = β_t (k_t·k_s) D[t,s] (s < t) and P[t,s] = (q_t·k_s) D[t,s] (s ≤ t), D = e^{γ_t − γ_s}, zero
+  // elsewhere (P multiplies V' through gemm_f32). Only s ≤ t is ever exponentiated, so every factor is ≤ 1.
   float* A = sized(s.a, c * c);
   float* P = sized(s.p, c * c);
   for (int64_t t = 0; t < c; ++t) {
@@ -47,6 +47,7 @@ void chunk_step(const DeltaRuleHead& h, int64_t t0, int64_t c, float* S, ChunkSc
       P[t * c + j] = dot(q(t), k(j), dk) * d;
       A[t * c + j] = j < t ? beta(t) * dot(k(t), k(j), dk) * d : 0.0f;
     }
+    for (int64_t j = t + 1; j < c; ++j) P[t * c + j] = 0.0f;
   }
 
   // U = T⁻¹(β ⊙ V) and Wk = T⁻¹(β ⊙ e^γ ⊙ K), T = I + A, by forward substitution.
@@ -68,25 +69,28 @@ void chunk_step(const DeltaRuleHead& h, int64_t t0, int64_t c, float* S, ChunkSc
   }
 
   // V' = U − Wk S (in place in U).
-  for (int64_t t = 0; t < c; ++t)
-    for (int64_t i = 0; i < dk; ++i) axpy(dv, -W[t * dk + i], S + i * dv, U + t * dv);
+  kernels::gemm_f32(c, dv, dk, -1.0f, W, dk, S, dv, U, dv);
 
   // O = (e^γ ⊙ Q) S + P V', with the incoming S.
+  float* Qs = sized(s.qs, c * dk);
   for (int64_t t = 0; t < c; ++t) {
-    float* o = h.out + (t0 + t) * h.out_stride;
-    std::fill_n(o, dv, 0.0f);
     const float eg = static_cast<float>(std::exp(gamma(t)));
-    for (int64_t i = 0; i < dk; ++i) axpy(dv, eg * q(t)[i], S + i * dv, o);
-    for (int64_t j = 0; j <= t; ++j) axpy(dv, P[t * c + j], U + j * dv, o);
+    for (int64_t i = 0; i < dk; ++i) Qs[t * dk + i] = eg * q(t)[i];
+    std::fill_n(h.out + (t0 + t) * h.out_stride, dv, 0.0f);
   }
+  float* O = h.out + t0 * h.out_stride;
+  kernels::gemm_f32(c, dv, dk, 1.0f, Qs, dk, S, dv, O, h.out_stride);
+  kernels::gemm_f32(c, dv, c, 1.0f, P, c, U, dv, O, h.out_stride);
 
-  // S ← e^{γ_last} S + Σ_s (e^{γ_last − γ_s} k_s) V'_sᵀ.
+  // S ← e^{γ_last} S + Σ_s (e^{γ_last − γ_s} k_s) V'_sᵀ = e^{γ_last} S + (K ⊙ f)ᵀ V'.
   const double last = gamma(c - 1);
   kernels::scale(dk * dv, static_cast<float>(std::exp(last)), S);
+  float* KT = sized(s.kt, dk * c);
   for (int64_t j = 0; j < c; ++j) {
     const float f = static_cast<float>(std::exp(last - gamma(j)));
-    for (int64_t i = 0; i < dk; ++i) axpy(dv, f * k(j)[i], U + j * dv, S + i * dv);
+    for (int64_t i = 0; i < dk; ++i) KT[i * c + j] = f * k(j)[i];
   }
+  kernels::gemm_f32(dk, dv, c, 1.0f, KT, c, U, dv, S, dv);
 }
 
 }  // namespace
