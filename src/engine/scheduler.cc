@@ -301,10 +301,12 @@ void Scheduler::run() {
     // The forward pass runs without the lock: submitters and cancellers are never blocked by it.
     // Only this thread touches slots, progress and rows of running jobs.
     std::string failure;
-    const auto t0 = std::chrono::steady_clock::now();
+    double seconds = 0;
     try {
       GateHold hold(*gate_, plan.jobs.empty() ? StepPriority::kGeneration : StepPriority::kDecision);
+      const auto t0 = std::chrono::steady_clock::now();  // the step's compute time, not its wait at the gate
       model_->forward(plan.inputs, out);
+      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       const int64_t rows = plan.rows();
       if (out.hidden.size() != static_cast<std::size_t>(rows * model_->hidden_size()))
         throw Error("forward step returned " + std::to_string(out.hidden.size()) + " values for " + std::to_string(rows) +
@@ -317,7 +319,6 @@ void Scheduler::run() {
     } catch (const std::exception& e) {
       failure = std::string("forward step failed: ") + e.what();
     }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (failure.empty()) after_generation_step(plan, out);
 
     std::lock_guard lock(mutex_);

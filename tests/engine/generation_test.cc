@@ -95,6 +95,16 @@ std::vector<TokenId> reference_generation(std::vector<TokenId> prompt, std::size
   return out;
 }
 
+// The engine counts a step and ends its finished jobs just after their sources saw the last token:
+// waits (bounded) until no generation is queued or running.
+void settle(const Scheduler& s) {
+  for (int i = 0; i < 2000; ++i) {
+    const SchedulerStats st = s.stats();
+    if (st.generations_running + st.generations_queued == 0) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 SchedulerOptions options(int64_t chunk = 512) {
   SchedulerOptions o;
   o.batch.chunk_tokens = chunk;
@@ -110,6 +120,7 @@ TEST(Generation, OneSequenceGeneratesWhatTheModelGivesAlone) {
   ASSERT_TRUE(source->wait());
   EXPECT_FALSE(source->ended().has_value());
   EXPECT_EQ(source->tokens(), reference_generation(prompt, 12));
+  settle(s);
   EXPECT_TRUE(job->finished());
   const SchedulerStats st = s.stats();
   EXPECT_EQ(st.generated_tokens, 12u);
@@ -137,6 +148,7 @@ TEST(Generation, ConcurrentSequencesAndDecisionsShareStepsWithoutChangingResults
     decisions[static_cast<std::size_t>(i)]->wait();
     EXPECT_EQ(decisions[static_cast<std::size_t>(i)]->take_hidden(), PrefixHashModel::reference(prompt_of(100 + i, 70), kHidden));
   }
+  settle(s);
   const SchedulerStats st = s.stats();
   EXPECT_GT(st.max_step_sequences, 1);  // sequences really shared steps
   EXPECT_EQ(st.generations_done, 10u);
@@ -155,7 +167,12 @@ TEST(Generation, PrefillNeverTakesMoreThanOneChunkPerStep) {
   s.submit_generation(prompt_of(2, 1000), long_prompt);  // ten chunks of 100
   ASSERT_TRUE(long_prompt->wait());
   const std::size_t gained = streaming->count() - before;
-  const uint64_t steps = s.stats().steps - steps_before;
+  // A step's statistics are counted just after its tokens reach the sources: let the last one land.
+  uint64_t steps = 0;
+  for (int i = 0; i < 1000 && steps < 10; ++i) {
+    steps = s.stats().steps - steps_before;
+    if (steps < 10) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   s.cancel(stream_job);
   EXPECT_GE(steps, 10u);    // ten prefill chunks, not one big step
   EXPECT_GE(gained, 9u);    // the stream advanced during the prefill, one token per step
@@ -187,6 +204,7 @@ TEST(Generation, CancelStopsARunningSequenceAndFreesItsSlot) {
   s.submit_generation(prompt_of(2, 8), next);
   ASSERT_TRUE(next->wait());
   EXPECT_EQ(next->tokens(), reference_generation(prompt_of(2, 8), 3));
+  settle(s);
   EXPECT_EQ(s.stats().generations_cancelled, 1u);
 }
 
@@ -242,6 +260,7 @@ TEST(Generation, AFailedStepEndsTheSequenceAsFailed) {
   s.submit_generation(prompt_of(1, 4), src);
   ASSERT_TRUE(src->wait());
   EXPECT_EQ(src->ended(), EndReason::kFailed);
+  settle(s);
   EXPECT_EQ(s.stats().generations_failed, 1u);
 }
 
