@@ -410,6 +410,12 @@ void gemm_tile_avx2(int64_t k, float alpha, const float* A, int64_t lda, const f
 
 void gemm_f32_avx2(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
                    int64_t ldb, float* C, int64_t ldc) {
+  constexpr int64_t kBlock = 256;  // as in the AVX-512 version: exact, C carries the chain
+  if (k > kBlock) {
+    for (int64_t p = 0; p < k; p += kBlock)
+      gemm_f32_avx2(m, n, k - p < kBlock ? k - p : kBlock, alpha, A + p, lda, B + p * ldb, ldb, C, ldc);
+    return;
+  }
   for (int64_t j = 0; j < n; j += 16) {
     const int64_t cols = n - j < 16 ? n - j : 16;
     int64_t i = 0;

@@ -291,7 +291,19 @@ void gemm_rows(int64_t m, int64_t k, float alpha, const float* A, int64_t lda, c
   with_count(m - i, [&]<int MR>() { gemm_tile<MR, NV>(k, alpha, A + i * lda, lda, B, ldb, C + i * ldc, ldc, last); });
 }
 
+void gemm_f32_panels(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
+                     int64_t ldb, float* C, int64_t ldc);
+
+// Blocks of 256 values of p keep a 64-column panel of B in L2 while every row tile passes; C carries the
+// fp32 chain from one block to the next, so each element's operations are the same as unblocked.
 void gemm_f32_avx512(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
+                     int64_t ldb, float* C, int64_t ldc) {
+  constexpr int64_t kBlock = 256;
+  for (int64_t p = 0; p < k; p += kBlock)
+    gemm_f32_panels(m, n, k - p < kBlock ? k - p : kBlock, alpha, A + p, lda, B + p * ldb, ldb, C, ldc);
+}
+
+void gemm_f32_panels(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
                      int64_t ldb, float* C, int64_t ldc) {
   // Column panels of 64 (4 vectors), then one of 1–3 vectors; the last vector of a panel may be partial.
   int64_t j = 0;
