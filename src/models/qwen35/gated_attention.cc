@@ -13,26 +13,47 @@ namespace {
 
 std::vector<float> buffer(int64_t n) { return std::vector<float>(static_cast<std::size_t>(n)); }
 
-// Causal softmax attention of one query row over cached positions [0, pos] of one KV head, times
-// the sigmoid output gate (spec §7.4).
-void attend(const float* q, const float* keys, const float* values, int64_t pos, int64_t hd, float scale,
-            const float* gate, std::vector<float>& scores, float* out) {
-  if (static_cast<int64_t>(scores.size()) < pos + 1) scores.resize(static_cast<std::size_t>(pos + 1));
-  float max_score = -INFINITY;
-  for (int64_t s = 0; s <= pos; ++s) {
-    scores[static_cast<std::size_t>(s)] = kernels::dot(q, keys + s * hd, hd) * scale;
-    max_score = std::max(max_score, scores[static_cast<std::size_t>(s)]);
+// Causal softmax attention of a block of nb consecutive query rows (positions pos0 .. pos0 + nb − 1) of one
+// head over the cached positions [0, pos] of its KV head, times the sigmoid output gate (spec §7.4).
+// kt holds the keys transposed, [hd, ldk]. The scores and the weighted sum are gemm_f32 products, whose
+// elements do not depend on the block: a row's result is the same alone or in any block (positions past
+// a row's own get probability exactly 0).
+struct AttendScratch {
+  std::vector<float> kt, scores;
+};
+
+void attend_block(const float* q, int64_t q_stride, const float* kt, int64_t ldk, const float* values,
+                  int64_t pos0, int64_t nb, int64_t hd, float scale, float* out, int64_t out_stride,
+                  AttendScratch& s) {
+  const int64_t nk = pos0 + nb;  // keys [0, nk) cover every row of the block
+  if (static_cast<int64_t>(s.scores.size()) < nb * nk) s.scores.resize(static_cast<std::size_t>(nb * nk));
+  float* S = s.scores.data();
+  std::fill_n(S, nb * nk, 0.0f);
+  kernels::gemm_f32(nb, nk, hd, 1.0f, q, q_stride, kt, ldk, S, nk);
+  for (int64_t i = 0; i < nb; ++i) {
+    float* row = S + i * nk;
+    const int64_t pos = pos0 + i;
+    float max_score = -INFINITY;
+    for (int64_t j = 0; j <= pos; ++j) {
+      row[j] *= scale;
+      max_score = std::max(max_score, row[j]);
+    }
+    double sum = 0.0;
+    for (int64_t j = 0; j <= pos; ++j) {
+      const float e = std::exp(row[j] - max_score);
+      row[j] = e;
+      sum += e;
+    }
+    const float inv_sum = static_cast<float>(1.0 / sum);
+    for (int64_t j = 0; j <= pos; ++j) row[j] *= inv_sum;
+    std::fill(row + pos + 1, row + nk, 0.0f);
+    std::fill_n(out + i * out_stride, hd, 0.0f);
   }
-  double sum = 0.0;
-  for (int64_t s = 0; s <= pos; ++s) {
-    const float e = std::exp(scores[static_cast<std::size_t>(s)] - max_score);
-    scores[static_cast<std::size_t>(s)] = e;
-    sum += e;
+  kernels::gemm_f32(nb, hd, nk, 1.0f, S, nk, values, hd, out, out_stride);
+  for (int64_t i = 0; i < nb; ++i) {
+    const float* gate = q + i * q_stride + hd;
+    for (int64_t d = 0; d < hd; ++d) out[i * out_stride + d] *= sigmoid(gate[d]);
   }
-  const float inv_sum = static_cast<float>(1.0 / sum);
-  std::fill_n(out, hd, 0.0f);
-  for (int64_t s = 0; s <= pos; ++s) kernels::axpy(hd, scores[static_cast<std::size_t>(s)] * inv_sum, values + s * hd, out);
-  for (int64_t d = 0; d < hd; ++d) out[d] *= sigmoid(gate[d]);
 }
 
 }  // namespace
@@ -94,15 +115,22 @@ void attention_forward(const StepContext& step, const AttentionWeights& w, int64
   double work = 0.0;  // ≈ multiply-adds of the scores and the weighted sum, over all heads
   for (const Segment& seg : step.segments) work += 2.0 * double(seg.n) * double(seg.start + seg.n) * double(hd * c.nq);
   kernels::parallel_for(n_segments * c.nq, work / double(std::max<int64_t>(1, n_segments * c.nq)), [&](int64_t task) {
-    thread_local std::vector<float> scores;
+    thread_local AttendScratch scratch;
+    constexpr int64_t kQueryBlock = 32;
     const Segment& seg = step.segments[static_cast<std::size_t>(task / c.nq)];
     const int64_t h = task % c.nq, kvh = h / group;
     const float* keys = step.pool.keys(seg.slot, index) + kvh * T * hd;
     const float* values = step.pool.values(seg.slot, index) + kvh * T * hd;
-    for (int64_t t = 0; t < seg.n; ++t) {
-      const int64_t r = seg.row0 + t;
-      const float* q = qg.data() + r * QG + h * 2 * hd;
-      attend(q, keys, values, seg.start + t, hd, scale, q + hd, scores, attn.data() + r * c.attn_dim() + h * hd);
+    // Keys [0, end) transposed once per (sequence, head): kt[p, j] = key j, component p.
+    const int64_t end = seg.start + seg.n;
+    if (static_cast<int64_t>(scratch.kt.size()) < hd * end) scratch.kt.resize(static_cast<std::size_t>(hd * end));
+    float* kt = scratch.kt.data();
+    for (int64_t j = 0; j < end; ++j)
+      for (int64_t p = 0; p < hd; ++p) kt[p * end + j] = keys[j * hd + p];
+    for (int64_t t0 = 0; t0 < seg.n; t0 += kQueryBlock) {
+      const int64_t nb = std::min(kQueryBlock, seg.n - t0), r = seg.row0 + t0;
+      attend_block(qg.data() + r * QG + h * 2 * hd, QG, kt, end, values, seg.start + t0, nb, hd, scale,
+                   attn.data() + r * c.attn_dim() + h * hd, c.attn_dim(), scratch);
     }
   });
 
