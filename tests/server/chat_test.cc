@@ -381,5 +381,21 @@ TEST_F(ChatHttp, SixteenStreamsAndConcurrentDecisionsAllComplete) {
   EXPECT_GT(st->engine->max_step_sequences, 1);  // streams shared decode steps
 }
 
+TEST_F(ChatHttp, MetricsCountCompletionsAndTokens) {
+  httplib::Client client = server_->client();
+  const Json res = post(client, "/v1/completions", greedy_request(golden()["prompts"][0]["ids"], 5));
+  ASSERT_EQ(res["usage"]["completion_tokens"], 5);
+  const auto metrics = client.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  const auto value = [&](const std::string& sample) {
+    const std::size_t at = metrics->body.find("\n" + sample + " ");
+    return at == std::string::npos ? -1.0 : std::stod(metrics->body.substr(at + sample.size() + 2));
+  };
+  EXPECT_GE(value("verdict_chat_completions_total{model=\"tiny-chat\"}"), 1.0) << metrics->body;
+  EXPECT_GE(value("verdict_chat_completion_tokens_total{model=\"tiny-chat\"}"), 5.0);
+  EXPECT_GE(value("verdict_chat_generated_tokens_total{model=\"tiny-chat\"}"), 5.0);
+  EXPECT_EQ(value("verdict_chat_streams_running{model=\"tiny-chat\"}"), 0.0);
+}
+
 }  // namespace
 }  // namespace verdict::server::testing
