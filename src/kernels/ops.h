@@ -193,6 +193,11 @@ void dequantize_row(const WeightMatrix& w, int64_t r, float* out);
 void gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
               int64_t ldb, float* C, int64_t ldc);
 
+// x[i] = e^(x[i] − shift) for i < n (single-threaded). SIMD versions use a degree-6 polynomial after range
+// reduction (within 2 ulp of the exact value; 0 below e^−104); the scalar version is std::exp. Each
+// element's result depends only on its input.
+void exp_shifted(int64_t n, float shift, float* x);
+
 // Vector primitives (single-threaded; used inside per-head loops).
 float dot(const float* a, const float* b, int64_t n);          // Σ a_i b_i
 void axpy(int64_t n, float a, const float* x, float* y);       // y += a · x

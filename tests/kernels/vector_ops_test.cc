@@ -100,5 +100,28 @@ TEST(GemmF32, MatchesReferenceAndIsIdenticalOnEveryIsa) {
       }
 }
 
+// exp_shifted within 2 ulp (relative 2.5e-7) of e^(x − shift) in double, flushing to 0 only where the
+// exact value is below the smallest normal float, over [−120, 88] plus odd lengths for the tails.
+TEST(VectorOps, ExpShiftedIsAccurate) {
+  std::vector<float> xs;
+  for (float v = -120.0f; v <= 88.0f; v += 0.0173f) xs.push_back(v);
+  for (float v : {0.0f, -0.0f, 1e-8f, -1e-8f, 88.7f, -87.3f, -87.4f, -103.9f}) xs.push_back(v);
+  for (Isa isa : supported_isas()) {
+    IsaScope scope(isa);
+    for (int64_t n : {int64_t(xs.size()), int64_t(7), int64_t(17)}) {
+      std::vector<float> got(xs.begin(), xs.begin() + n);
+      exp_shifted(n, 0.5f, got.data());
+      for (int64_t i = 0; i < n; ++i) {
+        const double want = std::exp(double(xs[i] - 0.5f));
+        if (want < 1.0001 * std::numeric_limits<float>::min()) {
+          ASSERT_LE(got[i], std::numeric_limits<float>::min()) << isa_name(isa) << " x=" << xs[i];
+          continue;
+        }
+        ASSERT_NEAR(got[i], want, 2.5e-7 * want) << isa_name(isa) << " x=" << xs[i];
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace verdict::kernels

@@ -380,6 +380,39 @@ void quantize_rows_avx2(const float* x, int64_t t0, int64_t t1, int64_t cols, in
   }
 }
 
+// e^x as in the AVX-512 version; 2^n is built in the exponent field, so results below the smallest normal float, e^−87.34 (where
+// that field would underflow) are flushed to 0.
+inline __m256 exp8(__m256 x) {
+  x = _mm256_min_ps(x, _mm256_set1_ps(88.7f));
+  const __m256 tiny = _mm256_cmp_ps(x, _mm256_set1_ps(-87.336544f), _CMP_LT_OQ);
+  x = _mm256_max_ps(x, _mm256_set1_ps(-87.336544f));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x));
+  __m256 p = _mm256_set1_ps(kExpPoly[0]);
+#pragma GCC unroll 5
+  for (int i = 1; i < 6; ++i) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpPoly[i]));
+  const __m256 y = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
+  // 2^n for n in [−126, 128): (n + 127) << 23; n = 128 (x near 88.7) as 2 · 2^127.
+  const __m256i ni = _mm256_cvtps_epi32(n);
+  const __m256i big = _mm256_cmpgt_epi32(ni, _mm256_set1_epi32(127));
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, _mm256_and_si256(big, _mm256_set1_epi32(1))),
+                                                       _mm256_set1_epi32(127)), 23);
+  __m256 out = _mm256_mul_ps(y, _mm256_castsi256_ps(e));
+  out = _mm256_blendv_ps(out, _mm256_mul_ps(out, _mm256_set1_ps(2.0f)), _mm256_castsi256_ps(big));
+  return _mm256_andnot_ps(tiny, out);
+}
+
+void exp_shifted_avx2(int64_t n, float shift, float* x) {
+  const __m256 s = _mm256_set1_ps(shift);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) _mm256_storeu_ps(x + i, exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), s)));
+  if (i < n) {
+    const __m256i m = lane_mask(n - i);
+    _mm256_maskstore_ps(x + i, m, exp8(_mm256_sub_ps(_mm256_maskload_ps(x + i, m), s)));
+  }
+}
+
 // gemm_f32: MR rows × 2 vectors of 8 columns (16 columns), masked past n.
 template <int MR>
 void gemm_tile_avx2(int64_t k, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
@@ -428,7 +461,8 @@ void gemm_f32_avx2(int64_t m, int64_t n, int64_t k, float alpha, const float* A,
 
 const KernelTable& avx2_table() {
   static const KernelTable table{matmul_tile_avx2,      dequantize_row_avx2, dot_avx2,
-                                 axpy_avx2,             scale_avx2,          gemm_f32_avx2,
+                                 axpy_avx2,             scale_avx2,          exp_shifted_avx2,
+                                 gemm_f32_avx2,
                                  quantize_rows_avx2,
                                  int8_tile_avx2,     bf16_rows_generic,   bf16_tile_generic};
   return table;

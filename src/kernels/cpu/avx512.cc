@@ -254,6 +254,30 @@ void scale_avx512(int64_t n, float a, float* x) {
   }
 }
 
+// e^x: n = round(x · log2 e), r = x − n · ln 2 (in two parts), e^r by Cephes' degree-6 polynomial,
+// then · 2^n with vscalefps (which flushes to 0 / denormals below e^−87).
+inline __m512 exp16(__m512 x) {
+  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.7f)), _mm512_set1_ps(-104.0f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), x));
+  __m512 p = _mm512_set1_ps(kExpPoly[0]);
+#pragma GCC unroll 5
+  for (int i = 1; i < 6; ++i) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpPoly[i]));
+  const __m512 y = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(y, n);
+}
+
+void exp_shifted_avx512(int64_t n, float shift, float* x) {
+  const __m512 s = _mm512_set1_ps(shift);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) _mm512_storeu_ps(x + i, exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), s)));
+  if (i < n) {
+    const __mmask16 m = tail_mask(n - i);
+    _mm512_mask_storeu_ps(x + i, m, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), s)));
+  }
+}
+
 // gemm_f32: MR rows of C × NV vectors of 16 columns; B rows are read once per p for all MR rows.
 template <int MR, int NV>
 inline void gemm_tile(int64_t k, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
@@ -327,7 +351,8 @@ void gemm_f32_panels(int64_t m, int64_t n, int64_t k, float alpha, const float* 
 
 const KernelTable& avx512_table() {
   static const KernelTable table{matmul_tile_avx512,   dequantize_row_avx512, dot_avx512,
-                                 axpy_avx512,          scale_avx512,          gemm_f32_avx512,
+                                 axpy_avx512,          scale_avx512,          exp_shifted_avx512,
+                                 gemm_f32_avx512,
                                  quantize_rows_avx512,
                                  int8_tile_generic,    bf16_rows_avx512,      bf16_tile_generic};
   return table;

@@ -63,6 +63,10 @@ void axpy_generic(int64_t n, float a, const float* x, float* y) {
   for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
 
+void exp_shifted_generic(int64_t n, float shift, float* x) {
+  for (int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i] - shift);
+}
+
 void gemm_f32_generic(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
                       int64_t ldb, float* C, int64_t ldc) {
   for (int64_t i = 0; i < m; ++i)
@@ -278,7 +282,8 @@ void bf16_tile_generic(const PackedView& w, const uint16_t* xb, int64_t t0, int6
 
 const KernelTable& generic_table() {
   static const KernelTable table{matmul_tile_generic, dequantize_row_generic, dot_generic,
-                                 axpy_generic,        scale_generic,          gemm_f32_generic,
+                                 axpy_generic,        scale_generic,          exp_shifted_generic,
+                                 gemm_f32_generic,
                                  quantize_rows_generic,
                                  int8_tile_generic,   bf16_rows_generic,      bf16_tile_generic};
   return table;

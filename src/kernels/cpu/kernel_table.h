@@ -28,6 +28,12 @@ struct QuantizedRows {
   int64_t blocks = 0;
 };
 
+// e^r on |r| ≤ ln 2 / 2 (Cephes expf): e^r ≈ 1 + r + r² · P(r), P's coefficients highest degree first;
+// ln 2 in two parts for the range reduction r = x − n · ln 2.
+inline constexpr float kExpPoly[6] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                                      4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+inline constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f, kLog2e = 1.44269504f;
+
 // Calls f.template operator()<N>() with N = rem, for the remainders 1 .. 5 of a blocked loop (the
 // register tiles' edge cases).
 template <typename F>
@@ -61,6 +67,7 @@ struct KernelTable {
   float (*dot)(const float* a, const float* b, int64_t n);
   void (*axpy)(int64_t n, float a, const float* x, float* y);
   void (*scale)(int64_t n, float a, float* x);
+  void (*exp_shifted)(int64_t n, float shift, float* x);
   void (*gemm_f32)(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
                    int64_t ldb, float* C, int64_t ldc);
   // Quantizes tokens [t0, t1) of x (cols a multiple of 32) into the arrays of QuantizedRows (see there;
