@@ -38,12 +38,9 @@ void attend_block(const float* q, int64_t q_stride, const float* kt, int64_t ldk
       row[j] *= scale;
       max_score = std::max(max_score, row[j]);
     }
+    kernels::exp_shifted(pos + 1, max_score, row);
     double sum = 0.0;
-    for (int64_t j = 0; j <= pos; ++j) {
-      const float e = std::exp(row[j] - max_score);
-      row[j] = e;
-      sum += e;
-    }
+    for (int64_t j = 0; j <= pos; ++j) sum += row[j];
     const float inv_sum = static_cast<float>(1.0 / sum);
     for (int64_t j = 0; j <= pos; ++j) row[j] *= inv_sum;
     std::fill(row + pos + 1, row + nk, 0.0f);
