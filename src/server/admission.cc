@@ -2,6 +2,7 @@
 
 #include "registry/errors.h"
 #include "server/errors.h"
+#include "server/log.h"
 
 namespace verdict::server {
 
@@ -38,6 +39,30 @@ registry::LoadedModel& wait_for_weights(registry::Lease& lease, const HttpReques
     if (client_left) throw ClientGone();
     throw queue_timeout_error(options, 1);
   }
+}
+
+HttpResponse model_route_error(const std::string& request_id) {
+  try {
+    throw;
+  } catch (const decision::DecisionError& e) {
+    return error_response(e);
+  } catch (const registry::InsufficientMemoryError& e) {
+    log_line("request " + request_id + ": " + e.what() + " — " + e.detail());
+    return error_response(503, "insufficient_memory", e.what(), 1);
+  } catch (const registry::LoadFailedError& e) {
+    log_line("request " + request_id + ": " + e.what());
+    return error_response(500, "model_load_failed",
+                          "model '" + e.model() + "' failed to load: " + e.reason() + " (request id " + request_id + ")");
+  } catch (const ClientGone&) {
+    HttpResponse res = error_response(499, "client_closed_request", "client disconnected");
+    res.close_connection = true;
+    return res;
+  } catch (const std::exception& e) {
+    log_line("request " + request_id + ": internal error: " + e.what());
+  } catch (...) {
+    log_line("request " + request_id + ": internal error (unknown exception)");
+  }
+  return error_response(500, "internal_error", "internal server error (request id " + request_id + ")");
 }
 
 }  // namespace verdict::server

@@ -34,6 +34,11 @@ class AwaitingLoad {
 registry::LoadedModel& wait_for_weights(registry::Lease& lease, const HttpRequest& request,
                                         std::chrono::steady_clock::time_point deadline, const ServerOptions& options);
 
+// Inside a catch block of a model route: the response for the exception being handled — its own
+// status for a DecisionError (RetryableError included), 503 insufficient_memory, 500
+// model_load_failed, 499 for a client gone, else 500 internal_error (logged with the request id).
+HttpResponse model_route_error(const std::string& request_id);
+
 // The 503 queue_timeout refusal.
 RetryableError queue_timeout_error(const ServerOptions& options, int retry_after);
 

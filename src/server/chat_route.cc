@@ -1,7 +1,9 @@
 #include "server/chat_route.h"
 
 #include <chrono>
+#include <ctime>
 #include <memory>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -332,22 +334,8 @@ HttpResponse answer_completion(const SystemOneContext& context, const HttpReques
     return res;
   } catch (const chat::RequestError& e) {
     return error_response(400, e.code(), e.what());
-  } catch (const decision::DecisionError& e) {
-    return error_response(e);
-  } catch (const registry::InsufficientMemoryError& e) {
-    log_line("request " + info.request_id + ": " + e.what() + " — " + e.detail());
-    return error_response(503, "insufficient_memory", e.what(), 1);
-  } catch (const registry::LoadFailedError& e) {
-    log_line("request " + info.request_id + ": " + e.what());
-    return error_response(500, "model_load_failed",
-                          "model '" + e.model() + "' failed to load: " + e.reason() + " (request id " + info.request_id + ")");
-  } catch (const ClientGone&) {
-    HttpResponse res = error_response(499, "client_closed_request", "client disconnected");
-    res.close_connection = true;
-    return res;
-  } catch (const std::exception& e) {
-    log_line("request " + info.request_id + ": internal error: " + e.what());
-    return error_response(500, "internal_error", "internal server error (request id " + info.request_id + ")");
+  } catch (...) {
+    return model_route_error(info.request_id);
   }
 }
 
