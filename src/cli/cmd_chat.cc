@@ -20,6 +20,7 @@
 #include "core/mapped_file.h"
 #include "kernels/thread_pool.h"
 #include "models/qwen35/backbone.h"
+#include "registry/model_source.h"
 #include "tokenizer/tokenizer.h"
 
 namespace verdict::cli {
@@ -128,12 +129,11 @@ int run_chat(Args& args) {
 
   if (detect_kind(dir) == ModelKind::Decision)
     throw Error(dir + ": a decision model cannot chat (use 'verdict decide')");
-  ChatSession s{models::qwen35::Backbone::load(dir),
-                tokenizer::Tokenizer::from_file(tokenizer_path(dir)),
-                chat::ChatTemplate::from_model_dir(dir),
-                {},
-                nullptr,
-                0};
+  // A checkpoint folder or a qwen35 .gguf file (tokenizer and template from its metadata).
+  auto backbone = models::qwen35::Backbone::load(dir);
+  tokenizer::Tokenizer tok = registry::read_model_tokenizer(dir);
+  chat::ChatTemplate chat_template = registry::read_chat_template(dir, tok);
+  ChatSession s{std::move(backbone), std::move(tok), std::move(chat_template), {}, nullptr, 0};
 
   // Defaults from generation_config.json (as transformers applies them), then the flags.
   s.options = chat::model_generation_defaults(dir, s.model->config().eos_token_ids, s.tok);

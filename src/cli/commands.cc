@@ -86,7 +86,7 @@ const std::vector<Command>& commands() {
        "repetition_penalty), else temperature 1 with no filtering. Order: penalties, temperature\n"
        "(0 = greedy), top-k, top-p, min-p, then a draw seeded by --seed.\n\n"
        "options:\n"
-       "  --model DIR               chat checkpoint folder\n"
+       "  --model DIR               chat checkpoint folder, or a qwen35 .gguf file\n"
        "  -p, --prompt TEXT         one-shot: answer this user message and exit\n"
        "  --system TEXT             a system message first in the conversation\n"
        "  --max-tokens N            most tokens per reply (default 1024)\n"

@@ -130,5 +130,22 @@ TEST(ChatCli, UsageErrors) {
   EXPECT_NE(decision.err.find("decision model"), std::string::npos);
 }
 
+TEST(ChatCli, AGgufFileChatsLikeItsCheckpointFolder) {
+  // The fixture's F32 GGUF holds the same weights; its chat template and tokenizer come from the file
+  // (the tokenizer.json beside it wins, docs/gguf.md).
+  const std::vector<std::string> common = {"-p", "Hello world", "--temperature", "0", "--max-tokens", "6", "--json"};
+  std::vector<std::string> folder = {"chat", "--model", fixture("qwen35-tiny")};
+  std::vector<std::string> gguf = {"chat", "--model", fixture("qwen35-tiny/model-f32.gguf")};
+  folder.insert(folder.end(), common.begin(), common.end());
+  gguf.insert(gguf.end(), common.begin(), common.end());
+  const auto a = run_process(verdict_bin(), folder);
+  const auto b = run_process(verdict_bin(), gguf);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const Json ja = parse_json(a.out, "folder chat"), jb = parse_json(b.out, "gguf chat");
+  EXPECT_EQ(ja["prompt_ids"], jb["prompt_ids"]);
+  EXPECT_EQ(ja["ids"], jb["ids"]);
+}
+
 }  // namespace
 }  // namespace verdict

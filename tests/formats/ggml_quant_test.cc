@@ -50,7 +50,8 @@ std::string hex(const std::vector<uint8_t>& bytes) {
 }
 
 std::vector<uint8_t> quantize(GgmlType type, const std::vector<float>& x) {
-  std::vector<uint8_t> out(*ggml_row_bytes(type, x.size()));
+  // No row size for a length that is not a whole number of blocks: the quantizer refuses it.
+  std::vector<uint8_t> out(ggml_row_bytes(type, x.size()).value_or(0));
   ggml_quantize_row(type, x, out.data());
   return out;
 }
