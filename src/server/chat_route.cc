@@ -42,7 +42,9 @@ struct Running {
   Metrics* metrics = nullptr;
 
   ~Running() {
-    if (job && scheduler && !job->finished()) scheduler->cancel(job);
+    // A generation whose text ended is done (the engine's bookkeeping may lag a moment): only one
+    // still producing is cancelled.
+    if (job && scheduler && !job->finished() && !stream->ended()) scheduler->cancel(job);
   }
   bool client_gone() const { return client_connected && !client_connected(); }
   void count() const {
