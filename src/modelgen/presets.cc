@@ -84,6 +84,11 @@ std::vector<Preset> make_presets() {
   p.push_back({"clef-flash-shape", "clef-flash layout: Qwen3.5-9B backbone + joint head W 1024, F 4096, R 2, Ld 4",
                released(4096, 32, 12288, 16, 4, 32, false), TokenizerScheme::Qwen35,
                HeadShape{4096, 1024, 2, 4, 16, 4096}});
+  // Benchmarks: the clef-flash head (as above, on H 1024) over the 0.8B backbone, which a 2-core machine
+  // can prefill; the head's cost is clef-flash's but for the six H × W input projections.
+  p.push_back({"clef-0.8b", "Qwen3.5-0.8B backbone (untied) + the clef-flash joint head W 1024, F 4096, R 2, Ld 4",
+               released(1024, 24, 3584, 8, 2, 16, false), TokenizerScheme::Qwen35,
+               HeadShape{1024, 1024, 2, 4, 16, 4096}});
   return p;
 }
 

@@ -80,6 +80,16 @@ TEST(DryRun, ClefFlashHasThePublishedHead) {
   EXPECT_EQ(data, 2u * 121762820u);
 }
 
+TEST(DryRun, Clef08bIsTheFlashHeadOnTheSmallBackbone) {
+  const ModelPlan plan = plan_model(opts("clef-0.8b"));
+  ASSERT_TRUE(plan.head.has_value());
+  // clef-flash's head with H 1024: the six H × W projections and hidden_norm shrink, the rest is equal.
+  EXPECT_EQ(plan.head_params, 6146 * 1024 + 96588804);
+  EXPECT_EQ(plan.head->layout.tensors().size(), 122u);
+  // The 0.8B backbone, untied (the head reads lm_head rows): one [248320, 1024] matrix more.
+  EXPECT_EQ(plan.backbone_params, plan_model(opts("qwen35-0.8b")).backbone_params + 248320 * 1024);
+}
+
 TEST(DryRun, BytesFollowTheStorage) {
   const ModelPlan bf16 = plan_model(opts("qwen35-9b"));
   const ModelPlan f32 = plan_model(opts("qwen35-9b", true));

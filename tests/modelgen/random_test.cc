@@ -108,7 +108,7 @@ TEST(Presets, UnknownNamesAreUsageErrorsListingTheKnownOnes) {
   std::set<std::string> names;
   for (const Preset& p : presets()) EXPECT_TRUE(names.insert(p.name).second) << p.name;
   for (const char* n : {"qwen35-0.8b", "qwen35-2b", "qwen35-4b", "qwen35-9b", "qwen35-tiny", "qwen35-small",
-                        "clef-tiny", "clef-flash-shape", "qwen-demo"})
+                        "clef-tiny", "clef-flash-shape", "clef-0.8b", "qwen-demo"})
     EXPECT_TRUE(names.count(n)) << n;
 }
 

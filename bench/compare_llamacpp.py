@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""verdict vs llama.cpp on the very same GGUF files: prefill (pp512, pp4096) and decode (tg128).
+
+    python3 bench/compare_llamacpp.py --verdict build/release/src/cli/verdict
+    python3 bench/compare_llamacpp.py --shapes qwen35-0.8b --types q8_0 --long 0     # one file, no pp4096
+
+For each shape (`verdict make-model --preset SHAPE --seed 1`, written once into --cache) and each type
+(`verdict convert CKPT SHAPE-TYPE.gguf --type TYPE`, written once), with --threads threads:
+
+    verdict bench --model F --n-prompt 512 --n-gen 128 --threads T --repetitions R --json
+    llama-bench   -m F       -p 512         -n 128      -t T        -r R            -o json
+    verdict bench --model F --n-prompt 4096 --n-gen 0 ...   /   llama-bench -m F -p 4096 -n 0 ...
+
+and prints one table: tokens/s of each engine (medians of the R runs; llama-bench's samples_ts) and
+verdict / llama.cpp. Each measurement records the 1-minute load average read just before it (on a
+shared machine, other processes' compilers slow either engine: compare rows run at similar load).
+--out appends one JSON object per measurement (for reruns: --table-from FILE prints the table of the
+best value per cell of one or more such files). llama.cpp's tools come from
+`bash ../shared/tools/llamacpp-peer.sh` (or --llama-bin). Python standard library only.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def load_average():
+    return os.getloadavg()[0]
+
+
+def run(cmd, env=None, timeout=None):
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, cmd))} exited {p.returncode}:\n{p.stderr.strip()[-2000:]}")
+    return p.stdout, time.perf_counter() - t0
+
+
+def ensure_files(verdict, cache, shape, types):
+    ckpt = cache / shape
+    if not (ckpt / "config.json").exists():
+        log(f"make-model {shape} -> {ckpt}")
+        run([verdict, "make-model", "--preset", shape, "--seed", "1", str(ckpt)])
+    files = {}
+    for t in types:
+        f = cache / f"{shape}-{t}.gguf"
+        if not f.exists():
+            log(f"convert {ckpt} -> {f}")
+            tmp = f.with_suffix(".gguf.part")
+            run([verdict, "convert", str(ckpt), str(tmp), "--type", t])
+            tmp.rename(f)
+        files[t] = f
+    return files
+
+
+def verdict_bench(verdict, f, n_prompt, n_gen, threads, reps):
+    cmd = [verdict, "bench", "--model", str(f), "--n-prompt", str(n_prompt), "--n-gen", str(n_gen),
+           "--threads", str(threads), "--repetitions", str(reps), "--json"]
+    out, _ = run(cmd)
+    j = json.loads(out.strip().splitlines()[-1])
+    return cmd, {"pp": j.get("prompt_tokens_per_s"), "tg": j.get("gen_tokens_per_s")}
+
+
+def llama_bench(llama_bin, f, n_prompt, n_gen, threads, reps):
+    cmd = [str(Path(llama_bin) / "llama-bench"), "-m", str(f), "-p", str(n_prompt), "-n", str(n_gen),
+           "-t", str(threads), "-r", str(reps), "-o", "json"]
+    out, _ = run(cmd)
+    res = {"pp": None, "tg": None}
+    for test in json.loads(out):
+        samples = test.get("samples_ts") or [test["avg_ts"]]
+        key = "pp" if test["n_gen"] == 0 else "tg"
+        res[key] = statistics.median(samples)
+    return cmd, res
+
+
+def find_llama_bin(arg):
+    if arg:
+        return arg
+    script = REPO.parent / "shared" / "tools" / "llamacpp-peer.sh"
+    out, _ = run(["bash", str(script)])
+    return out.strip().splitlines()[-1]
+
+
+def check_llama_loads(llama_bin, f, threads):
+    """llama-bench on a 16-token prompt: does llama.cpp load the verdict-written file at all?"""
+    cmd = [str(Path(llama_bin) / "llama-bench"), "-m", str(f), "-p", "16", "-n", "0", "-t", str(threads),
+           "-r", "1", "-o", "json"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        lines = [ln for ln in p.stderr.splitlines() if "error" in ln.lower() or "failed" in ln.lower()]
+        return "\n".join(lines[-8:]) or p.stderr.strip()[-1500:]
+    return None
+
+
+def fmt(v, digits=1):
+    return "—" if v is None else f"{v:.{digits}f}"
+
+
+def ratio(a, b):
+    return None if a is None or not b else a / b
+
+
+def print_table(rows):
+    """rows: list of measurement records; the best (highest tokens/s) per (shape, type, engine, test)."""
+    best = {}
+    load = {}
+    for r in rows:
+        if r.get("value") is None:
+            continue
+        k = (r["shape"], r["type"], r["engine"], r["test"])
+        if k not in best or r["value"] > best[k]:
+            best[k] = r["value"]
+            load[k] = r["load"]
+    keys = sorted({(k[0], k[1]) for k in best}, key=lambda st: (st[0], ["bf16", "q8_0", "q4_0"].index(st[1])
+                                                                  if st[1] in ("bf16", "q8_0", "q4_0") else 9))
+    tests = []
+    for r in rows:
+        if r["test"] not in tests:
+            tests.append(r["test"])
+    head = ["shape", "type"] + [f"verdict {t}" for t in tests] + [f"llama.cpp {t}" for t in tests] + \
+           [f"ratio {t}" for t in tests] + ["load (v / l)"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for shape, typ in keys:
+        v = [best.get((shape, typ, "verdict", t)) for t in tests]
+        l = [best.get((shape, typ, "llama.cpp", t)) for t in tests]
+        loads_v = [load.get((shape, typ, "verdict", t)) for t in tests]
+        loads_l = [load.get((shape, typ, "llama.cpp", t)) for t in tests]
+        lv = max([x for x in loads_v if x is not None], default=None)
+        ll = max([x for x in loads_l if x is not None], default=None)
+        cells = [shape, typ] + [fmt(x) for x in v] + [fmt(x) for x in l] + \
+                [fmt(ratio(a, b), 2) + ("×" if ratio(a, b) is not None else "") for a, b in zip(v, l)] + \
+                [f"{fmt(lv)} / {fmt(ll)}"]
+        print("| " + " | ".join(cells) + " |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--verdict", default=str(REPO / "build" / "release" / "src" / "cli" / "verdict"))
+    ap.add_argument("--llama-bin", help="folder with llama-bench (default: ../shared/tools/llamacpp-peer.sh)")
+    ap.add_argument("--cache", default=str(Path.home() / ".cache" / "verdict-bench"),
+                    help="where checkpoints and GGUF files are written once and reused")
+    ap.add_argument("--shapes", default="qwen35-0.8b,qwen35-2b")
+    ap.add_argument("--types", default="bf16,q8_0,q4_0")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repetitions", type=int, default=3)
+    ap.add_argument("--n-prompt", type=int, default=512)
+    ap.add_argument("--n-gen", type=int, default=128)
+    ap.add_argument("--long", type=int, default=4096, help="long prefill test in tokens (0: skip)")
+    ap.add_argument("--long-repetitions", type=int, help="repetitions of the long test (default --repetitions)")
+    ap.add_argument("--engines", default="verdict,llama.cpp")
+    ap.add_argument("--out", help="append one JSON line per measurement to this file")
+    ap.add_argument("--table-from", nargs="+", help="print the table of these --out files and exit")
+    args = ap.parse_args()
+
+    if args.table_from:
+        rows = []
+        for path in args.table_from:
+            rows += [json.loads(ln) for ln in Path(path).read_text().splitlines() if ln.strip()]
+        print_table(rows)
+        return 0
+
+    verdict = str(Path(args.verdict).resolve())
+    cache = Path(args.cache).expanduser()
+    cache.mkdir(parents=True, exist_ok=True)
+    engines = args.engines.split(",")
+    llama_bin = find_llama_bin(args.llama_bin) if "llama.cpp" in engines else None
+    long_reps = args.long_repetitions or args.repetitions
+    out = open(args.out, "a") if args.out else None
+    rows = []
+
+    def record(shape, typ, engine, test, value, cmd, load):
+        r = {"shape": shape, "type": typ, "engine": engine, "test": test, "value": value, "load": load,
+             "threads": args.threads, "command": " ".join(map(str, cmd)), "time": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                                                             time.gmtime())}
+        rows.append(r)
+        if out:
+            out.write(json.dumps(r) + "\n")
+            out.flush()
+        log(f"  {engine:9s} {shape} {typ} {test}: {fmt(value, 2)} tok/s (load {load:.2f})")
+
+    for shape in args.shapes.split(","):
+        files = ensure_files(verdict, cache, shape, args.types.split(","))
+        for typ, f in files.items():
+            if llama_bin:
+                err = check_llama_loads(llama_bin, f, args.threads)
+                if err:
+                    log(f"llama.cpp does not load {f}:\n{err}")
+                    engines_here = [e for e in engines if e != "llama.cpp"]
+                else:
+                    engines_here = engines
+            else:
+                engines_here = engines
+            tests = [(args.n_prompt, args.n_gen, args.repetitions)]
+            if args.long > 0:
+                tests.append((args.long, 0, long_reps))
+            for n_prompt, n_gen, reps in tests:
+                for engine in engines_here:
+                    load = load_average()
+                    if engine == "verdict":
+                        cmd, res = verdict_bench(verdict, f, n_prompt, n_gen, args.threads, reps)
+                    else:
+                        cmd, res = llama_bench(llama_bin, f, n_prompt, n_gen, args.threads, reps)
+                    if n_prompt > 0:
+                        record(shape, typ, engine, f"pp{n_prompt}", res["pp"], cmd, load)
+                    if n_gen > 0:
+                        record(shape, typ, engine, f"tg{n_gen}", res["tg"], cmd, load)
+    print_table(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
