@@ -15,10 +15,15 @@
 // Run: build/bench/kernels_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
+#include <immintrin.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
@@ -175,6 +180,26 @@ double run_peak(int kind, int threads, double& ops) {
   return seconds;
 }
 
+// Guard against a kernel that skips work: a few outputs of y = W·x (n tokens) against a double-precision
+// dot product of the dequantized row (the int8 contract allows ≈ 1 % of Σ|w·x| here; 5 % is far from a
+// missing term).
+bool plausible(const kernels::WeightMatrix& w, const std::vector<float>& x, const std::vector<float>& y,
+               int64_t n) {
+  const int64_t rows = w.rows, cols = w.cols;
+  std::vector<float> row(static_cast<std::size_t>(cols));
+  for (int64_t probe = 0; probe < 16; ++probe) {
+    const int64_t r = (probe * 977) % rows, t = (probe * 131) % n;
+    kernels::dequantize_row(w, r, row.data());
+    double dot = 0.0, magnitude = 0.0;
+    for (int64_t c = 0; c < cols; ++c) {
+      dot += double(row[static_cast<std::size_t>(c)]) * x[static_cast<std::size_t>(t * cols + c)];
+      magnitude += std::abs(double(row[static_cast<std::size_t>(c)]) * x[static_cast<std::size_t>(t * cols + c)]);
+    }
+    if (std::abs(y[static_cast<std::size_t>(t * rows + r)] - dot) > 0.05 * magnitude) return false;
+  }
+  return true;
+}
+
 // Args: kind, rows, cols, threads; n = 512 tokens.
 void BM_Gemm(benchmark::State& state) {
   const int kind = static_cast<int>(state.range(0));
@@ -196,21 +221,9 @@ void BM_Gemm(benchmark::State& state) {
     best_gemm = std::min(best_gemm, seconds);
     if (has_vnni_bf16()) best_peak = std::min(best_peak, run_peak(kind, threads, peak_ops));
   }
-  // Guard against a kernel that skips work: a few outputs against a double-precision dot product of the
-  // dequantized row (the int8 contract allows ≈ 1 % of Σ|w·x| here; 5 % is far from a missing term).
-  std::vector<float> row(static_cast<std::size_t>(cols));
-  for (int64_t probe = 0; probe < 16; ++probe) {
-    const int64_t r = (probe * 977) % rows, t = (probe * 131) % n;
-    kernels::dequantize_row(w->view, r, row.data());
-    double dot = 0.0, magnitude = 0.0;
-    for (int64_t c = 0; c < cols; ++c) {
-      dot += double(row[static_cast<std::size_t>(c)]) * x[static_cast<std::size_t>(t * cols + c)];
-      magnitude += std::abs(double(row[static_cast<std::size_t>(c)]) * x[static_cast<std::size_t>(t * cols + c)]);
-    }
-    if (std::abs(y[static_cast<std::size_t>(t * rows + r)] - dot) > 0.05 * magnitude) {
-      state.SkipWithError("wrong result");
-      return;
-    }
+  if (!plausible(w->view, x, y, n)) {
+    state.SkipWithError("wrong result");
+    return;
   }
   const double ops = 2.0 * static_cast<double>(rows * cols * n);
   state.counters["best_GOPS"] = ops / best_gemm / 1e9;
@@ -232,6 +245,182 @@ void gemm_args(benchmark::internal::Benchmark* b) {
         b->Args({kind, shape.first, shape.second, threads});
 }
 BENCHMARK(BM_Gemm)->Apply(gemm_args)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// ---------------------------------------------------------------------------------------------------
+// Decode (GEMV): n = 1 and n = 4 tokens against the packed weights, in GB/s of packed weight bytes.
+//
+// Decoding a token streams every matrix of the model from memory once (the model is far larger than the
+// caches), so BM_Gemv rotates through enough packed copies of its matrix (≥ kColdBytes together) that
+// each call reads its weights from DRAM, not from L3. Each iteration then times a plain AVX-512 load loop
+// over the same number of bytes on the same threads (each a contiguous share, from its own rotating
+// buffer): best_GBs / read_GBs = pct_of_bw, the best iterations of each paired as in BM_Gemm.
+// BM_ReadBandwidth is that read loop alone.
+//
+// Run: build/bench/kernels_bench --benchmark_filter='Gemv|ReadBandwidth'
+
+constexpr int64_t kColdBytes = int64_t{256} << 20;  // 8 × this machine's 32 MiB L3
+
+bool has_avx512() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f");
+}
+
+// Σ of the 64-bit words of `bytes` bytes at p (64-byte aligned; bytes a multiple of 256).
+__attribute__((target("avx512f"))) uint64_t read_avx512(const uint8_t* p, int64_t bytes) {
+  __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+  for (int64_t i = 0; i < bytes; i += 256) {
+    a0 = _mm512_add_epi64(a0, _mm512_load_si512(p + i));
+    a1 = _mm512_add_epi64(a1, _mm512_load_si512(p + i + 64));
+    a2 = _mm512_add_epi64(a2, _mm512_load_si512(p + i + 128));
+    a3 = _mm512_add_epi64(a3, _mm512_load_si512(p + i + 192));
+  }
+  alignas(64) uint64_t lanes[8];  // not _mm512_reduce_add_epi64: GCC 12 warns inside it (-Wuninitialized)
+  _mm512_store_si512(lanes, _mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3)));
+  uint64_t sum = 0;
+  for (uint64_t v : lanes) sum += v;
+  return sum;
+}
+
+// Reads `bytes` (rounded up to 256) per call from a buffer of max(kColdBytes, bytes), at a rotating offset.
+class ColdReader {
+ public:
+  explicit ColdReader(int64_t bytes)
+      : chunk_((bytes + 255) / 256 * 256), size_(std::max(kColdBytes, chunk_)),
+        data_(static_cast<uint8_t*>(std::aligned_alloc(64, static_cast<std::size_t>(size_))), &std::free) {
+    std::memset(data_.get(), 1, static_cast<std::size_t>(size_));
+  }
+  // Seconds for `threads` threads to read the next chunk, each a contiguous share.
+  double read(int threads) {
+    if (offset_ + chunk_ > size_) offset_ = 0;
+    const uint8_t* base = data_.get() + offset_;
+    offset_ += chunk_;
+    const int64_t share = (chunk_ / 256 + threads - 1) / threads * 256;
+    std::atomic<uint64_t> sum{0};
+    const auto start = std::chrono::steady_clock::now();
+    kernels::default_pool().run(threads, [&](int64_t i) {
+      const int64_t from = std::min(chunk_, i * share), to = std::min(chunk_, from + share);
+      sum += read_avx512(base + from, to - from);
+    });
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    benchmark::DoNotOptimize(sum.load());
+    return seconds;
+  }
+  int64_t bytes() const { return chunk_; }
+
+ private:
+  int64_t chunk_, size_, offset_ = 0;
+  std::unique_ptr<uint8_t, decltype(&std::free)> data_;
+};
+
+// Args: MiB, threads.
+void BM_ReadBandwidth(benchmark::State& state) {
+  if (!has_avx512()) {
+    state.SkipWithError("no AVX-512");
+    return;
+  }
+  const int threads = static_cast<int>(state.range(1));
+  kernels::set_num_threads(threads);
+  ColdReader reader(state.range(0) << 20);
+  double best = 1e30;
+  for (auto _ : state) {
+    const double seconds = reader.read(threads);
+    state.SetIterationTime(seconds);
+    best = std::min(best, seconds);
+  }
+  const double bytes = static_cast<double>(reader.bytes());
+  state.counters["GBs"] = benchmark::Counter(bytes * static_cast<double>(state.iterations()) / 1e9,
+                                             benchmark::Counter::kIsRate);
+  state.counters["best_GBs"] = bytes / best / 1e9;
+}
+BENCHMARK(BM_ReadBandwidth)
+    ->ArgsProduct({{2, 8, 32, 128, 512}, {1, 2}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
+// The packed copies of one matrix a BM_Gemv rotates through; kept between benchmarks of the same matrix
+// (building the 248320-row lm_head takes seconds).
+struct GemvWeights {
+  int kind = -1;
+  int64_t rows = 0, cols = 0, bytes = 0;
+  std::unique_ptr<Weight> w;
+  std::vector<kernels::PackedWeight> copies;
+  std::vector<kernels::WeightMatrix> views;
+};
+
+const GemvWeights& gemv_weights(int kind, int64_t rows, int64_t cols) {
+  static GemvWeights g;
+  if (g.kind == kind && g.rows == rows && g.cols == cols) return g;
+  g = GemvWeights{};  // free the previous matrix first
+  g.kind = kind;
+  g.rows = rows;
+  g.cols = cols;
+  g.w = make(kind, rows, cols);
+  g.bytes = g.w->pack.bytes();
+  g.views.push_back(g.w->view);
+  const int64_t copies = std::max<int64_t>(1, (kColdBytes + g.bytes - 1) / g.bytes);
+  for (int64_t i = 1; i < copies; ++i) {
+    g.copies.push_back(kernels::pack(g.w->view, kind == kBf16 ? PackKind::Bf16 : PackKind::Int8));
+    kernels::WeightMatrix v = g.w->view;
+    v.pack = g.copies.back().view();
+    g.views.push_back(v);
+  }
+  return g;
+}
+
+// Args: kind, rows, cols, n, threads.
+void BM_Gemv(benchmark::State& state) {
+  if (!has_avx512()) {
+    state.SkipWithError("no AVX-512");
+    return;
+  }
+  const int kind = static_cast<int>(state.range(0));
+  const int64_t rows = state.range(1), cols = state.range(2), n = state.range(3);
+  const int threads = static_cast<int>(state.range(4));
+  kernels::set_num_threads(threads);
+  const GemvWeights& g = gemv_weights(kind, rows, cols);
+  ColdReader reader(g.bytes);
+  std::vector<float> x(static_cast<std::size_t>(n * cols)), y(static_cast<std::size_t>(n * rows));
+  std::mt19937 rng(5);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (float& f : x) f = dist(rng);
+  double best = 1e30, best_read = 1e30;
+  std::size_t next = 0;
+  for (auto _ : state) {
+    const kernels::WeightMatrix& view = g.views[next];
+    next = (next + 1) % g.views.size();
+    const auto start = std::chrono::steady_clock::now();
+    kernels::matmul(view, x.data(), n, y.data());
+    benchmark::DoNotOptimize(y.data());
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    state.SetIterationTime(seconds);
+    best = std::min(best, seconds);
+    best_read = std::min(best_read, reader.read(threads));
+  }
+  if (!plausible(g.views[0], x, y, n)) {
+    state.SkipWithError("wrong result");
+    return;
+  }
+  const double bytes = static_cast<double>(g.bytes);
+  state.counters["GBs"] = benchmark::Counter(bytes * static_cast<double>(state.iterations()) / 1e9,
+                                             benchmark::Counter::kIsRate);
+  state.counters["best_GBs"] = bytes / best / 1e9;
+  state.counters["read_GBs"] = static_cast<double>(reader.bytes()) / best_read / 1e9;
+  state.counters["pct_of_bw"] = 100.0 * (bytes / best) / (static_cast<double>(reader.bytes()) / best_read);
+  state.SetLabel(std::string(kind_name(kind)) + " " + std::to_string(rows) + "x" + std::to_string(cols) +
+                 " n=" + std::to_string(n) + " threads=" + std::to_string(threads) + " " +
+                 std::to_string(g.bytes >> 20) + " MiB");
+}
+
+void gemv_args(benchmark::internal::Benchmark* b) {
+  // qwen35-0.8b (hidden 1024: MLP, DeltaNet in_proj_qkv, lm_head) and qwen35-2b (hidden 2048) shapes.
+  const std::pair<int64_t, int64_t> shapes[] = {{3584, 1024}, {1024, 3584}, {6144, 1024},
+                                                {6144, 2048}, {2048, 6144}, {248320, 1024}};
+  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kMlx4, kBf16})
+    for (auto shape : shapes)
+      for (auto [n, threads] : {std::pair<int, int>{1, 1}, {1, 2}, {4, 2}})
+        b->Args({kind, shape.first, shape.second, n, threads});
+}
+BENCHMARK(BM_Gemv)->Apply(gemv_args)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
