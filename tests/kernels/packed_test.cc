@@ -142,27 +142,42 @@ TEST(PackedBf16, MatchesTwinOnEveryIsa) {
   }
 }
 
+// Every packed type (MLX in both widths), for the tests of batch and thread independence.
+struct PackCase {
+  WeightType type;
+  int bits, group_size;
+  PackKind kind;
+};
+const PackCase kPackCases[] = {{WeightType::Q8_0, 0, 0, PackKind::Int8},
+                               {WeightType::Q4_0, 0, 0, PackKind::Int8},
+                               {WeightType::Q4_K, 0, 0, PackKind::Int8},
+                               {WeightType::MlxAffine, 4, 64, PackKind::Int8},
+                               {WeightType::MlxAffine, 8, 32, PackKind::Int8},
+                               {WeightType::BF16, 0, 0, PackKind::Bf16}};
+
+// A random matrix of a PackCase and its packed form (packed.pack set).
+struct PackedSetup {
+  testing::RandomWeight w;
+  PackedWeight p;
+  WeightMatrix packed;
+};
+
+PackedSetup packed_setup(std::mt19937& rng, const PackCase& k, int64_t rows, int64_t cols) {
+  PackedSetup m{make_weight(rng, k.type, rows, cols, k.bits, k.group_size), {}, {}};
+  m.p = pack(m.w.view, k.kind);
+  m.packed = m.w.view;
+  m.packed.pack = m.p.view();
+  return m;
+}
+
 // Results of a row never depend on which other tokens share the call, nor on the thread count.
 TEST(Packed, RowsAreIndependentOfBatchAndThreads) {
   std::mt19937 rng(23);
   const int saved_threads = num_threads();
-  struct Case {
-    WeightType type;
-    int bits, group_size;
-    PackKind kind;
-  };
-  const Case cases[] = {{WeightType::Q8_0, 0, 0, PackKind::Int8},
-                        {WeightType::Q4_0, 0, 0, PackKind::Int8},
-                        {WeightType::Q4_K, 0, 0, PackKind::Int8},
-                        {WeightType::MlxAffine, 4, 64, PackKind::Int8},
-                        {WeightType::MlxAffine, 8, 32, PackKind::Int8},
-                        {WeightType::BF16, 0, 0, PackKind::Bf16}};
   const int64_t rows = 203, cols = 512, n = 131;
-  for (const Case& k : cases) {
-    auto w = make_weight(rng, k.type, rows, cols, k.bits, k.group_size);
-    PackedWeight p = pack(w.view, k.kind);
-    WeightMatrix packed = w.view;
-    packed.pack = p.view();
+  for (const PackCase& k : kPackCases) {
+    const PackedSetup m = packed_setup(rng, k, rows, cols);
+    const WeightMatrix& packed = m.packed;
     auto x = random_floats(rng, n * cols);
     for (Isa isa : supported_isas()) {
       IsaScope scope(isa);
@@ -200,6 +215,38 @@ TEST(Packed, MovingKeepsTheViewAndUnsupportedTypesStayUnpacked) {
   EXPECT_EQ(pack(q6.view).view(), nullptr);
   auto mlx3 = make_weight(rng, WeightType::MlxAffine, 4, 96, 3, 32);
   EXPECT_EQ(pack(mlx3.view).view(), nullptr);
+}
+
+// The decode sizes (n = 1 .. 5 tokens, the GEMV tiles) give bit for bit the rows of a 512-token product
+// (the prefill tiles), at any thread count and for row counts that are not a multiple of a tile.
+TEST(Packed, SmallBatchesMatchTheRowsOfALargeOne) {
+  std::mt19937 rng(25);
+  const int saved_threads = num_threads();
+  // 1536 columns: above kMinParallelWork from n = 1 on with 203 rows, so the small products run threaded.
+  const int64_t cols = 1536, n = 512;
+  for (const PackCase& k : kPackCases)
+    for (int64_t rows : {int64_t{203}, int64_t{37}, int64_t{1}}) {
+      const PackedSetup m = packed_setup(rng, k, rows, cols);
+      const WeightMatrix& packed = m.packed;
+      auto x = random_floats(rng, n * cols);
+      for (Isa isa : supported_isas()) {
+        IsaScope scope(isa);
+        set_num_threads(2);
+        const std::vector<float> all = run(packed, x, n);
+        for (int threads : {1, 2, 3}) {
+          set_num_threads(threads);
+          for (int64_t len = 1; len <= 5; ++len)
+            for (int64_t t0 : {int64_t{0}, int64_t{250}, n - len}) {
+              std::vector<float> part(static_cast<std::size_t>(len * rows));
+              matmul(packed, x.data() + t0 * cols, len, part.data());
+              ASSERT_EQ(0, std::memcmp(part.data(), all.data() + t0 * rows, part.size() * sizeof(float)))
+                  << isa_name(isa) << " type " << int(k.type) << " bits " << k.bits << " rows " << rows << " n "
+                  << len << " token " << t0 << " threads " << threads;
+            }
+        }
+      }
+    }
+  set_num_threads(saved_threads);
 }
 
 }  // namespace
