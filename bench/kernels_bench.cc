@@ -38,6 +38,8 @@ namespace verdict::bench {
 void vpdpbusd_peak(int64_t iters);
 void vdpbf16ps_peak(int64_t iters);
 void vfmadd_peak(int64_t iters);
+void maddubs_madd_peak(int64_t iters);  // kernel_peak_avx2.cc
+void maddubs_peak(int64_t iters);
 }  // namespace verdict::bench
 
 namespace {
@@ -51,13 +53,19 @@ bool has_vnni_bf16() {
   return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bf16");
 }
 
+bool has_avx2() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
 // One peak loop per thread (Google Benchmark's ->Threads(N) runs the body on N threads at once), in short
 // bursts (2^14 · 24 instructions, ≈ 50 µs): GOPS is the mean rate, best_GOPS the best burst (the one that
 // ran undisturbed on a shared machine).
 template <typename F>
-void peak(benchmark::State& state, F loop, double ops_per_instruction) {
-  if (!has_vnni_bf16()) {
-    state.SkipWithError("no AVX-512 VNNI / BF16");
+void peak(benchmark::State& state, F loop, double ops_per_instruction, bool supported = has_vnni_bf16(),
+          const char* unsupported = "no AVX-512 VNNI / BF16") {
+  if (!supported) {
+    state.SkipWithError(unsupported);
     return;
   }
   constexpr int64_t kIters = 1 << 14;  // 24 instructions each
@@ -421,6 +429,96 @@ void gemv_args(benchmark::internal::Benchmark* b) {
         b->Args({kind, shape.first, shape.second, n, threads});
 }
 BENCHMARK(BM_Gemv)->Apply(gemv_args)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// ---------------------------------------------------------------------------------------------------
+// The AVX2 Int8 kernel (vpmaddubsw + vpmaddwd, no VNNI), selected explicitly whatever $VERDICT_ISA says,
+// and its peaks (kernel_peak_avx2.cc, timed as the AVX-512 ones; 24 groups per round, 32 multiply-adds = 64 ops per
+// group):
+// BM_PeakMaddubsAvx2 the 8-bit weights' sequence vpmaddubsw → vpmaddwd (ones) → vpaddd, BM_PeakMaddubsOnlyAvx2
+// vpmaddubsw alone (the 4-bit weights fold their int16 sums once per 32-column block).
+
+void BM_PeakMaddubsAvx2(benchmark::State& state) {
+  peak(state, verdict::bench::maddubs_madd_peak, 64, has_avx2(), "no AVX2");
+}
+void BM_PeakMaddubsOnlyAvx2(benchmark::State& state) {
+  peak(state, verdict::bench::maddubs_peak, 64, has_avx2(), "no AVX2");
+}
+BENCHMARK(BM_PeakMaddubsAvx2)->Threads(1)->Threads(2)->UseManualTime();
+BENCHMARK(BM_PeakMaddubsOnlyAvx2)->Threads(1)->Threads(2)->UseManualTime();
+
+// n standard normal values (seeded).
+std::vector<float> normal_floats(int64_t n, unsigned seed) {
+  std::vector<float> v(static_cast<std::size_t>(n));
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (float& f : v) f = normal(rng);
+  return v;
+}
+
+// Seconds of one y = W·x of n tokens.
+double timed_matmul(const kernels::WeightMatrix& w, const std::vector<float>& x, int64_t n, std::vector<float>& y) {
+  const auto start = std::chrono::steady_clock::now();
+  kernels::matmul(w, x.data(), n, y.data());
+  benchmark::DoNotOptimize(y.data());
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Seconds for `threads` threads of the pool to run maddubs_madd_peak; `ops` receives the operation count.
+double run_peak_avx2(int threads, double& ops) {
+  constexpr int64_t kRounds = 1 << 13, kTasksPerThread = 4;
+  const auto start = std::chrono::steady_clock::now();
+  kernels::default_pool().run(threads * kTasksPerThread, [&](int64_t) { verdict::bench::maddubs_madd_peak(kRounds); });
+  ops = static_cast<double>(threads * kTasksPerThread) * kRounds * 24 * 64;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Args: kind (an Int8 one), rows, cols, threads, n (512: prefill, 1: decode). Counters as BM_Gemm's, the
+// peak being maddubs_madd_peak, plus best_GOPS_per_core; the peak runs after every iteration for n ≥ 64,
+// after every 32nd for small n (whose iterations last microseconds).
+void BM_GemmAvx2(benchmark::State& state) {
+  if (!has_avx2()) {
+    state.SkipWithError("no AVX2");
+    return;
+  }
+  const int kind = static_cast<int>(state.range(0)), threads = static_cast<int>(state.range(3));
+  const int64_t rows = state.range(1), cols = state.range(2), n = state.range(4);
+  const kernels::Isa saved = kernels::active_isa();
+  kernels::set_active_isa(kernels::Isa::Avx2);
+  kernels::set_num_threads(threads);
+  const auto w = make(kind, rows, cols);
+  const std::vector<float> x = normal_floats(n * cols, 5);
+  std::vector<float> y(static_cast<std::size_t>(n * rows));
+  double best_gemm = 1e30, best_peak = 1e30, peak_ops = 0.0;
+  const int64_t peak_every = n >= 64 ? 1 : 32;
+  int64_t iteration = 0;
+  for (auto _ : state) {
+    const double seconds = timed_matmul(w->view, x, n, y);
+    state.SetIterationTime(seconds);
+    best_gemm = std::min(best_gemm, seconds);
+    if (iteration++ % peak_every == 0) best_peak = std::min(best_peak, run_peak_avx2(threads, peak_ops));
+  }
+  kernels::set_active_isa(saved);
+  if (!plausible(w->view, x, y, n)) {
+    state.SkipWithError("wrong result");
+    return;
+  }
+  const double ops = 2.0 * static_cast<double>(rows * cols * n);
+  state.counters["best_GOPS"] = ops / best_gemm / 1e9;
+  state.counters["best_GOPS_per_core"] = ops / best_gemm / 1e9 / threads;
+  state.counters["peak_GOPS"] = peak_ops / best_peak / 1e9;
+  state.counters["pct_of_peak"] = 100.0 * (ops / best_gemm) / (peak_ops / best_peak);
+  state.counters["GOPS"] = benchmark::Counter(ops * static_cast<double>(state.iterations()) / 1e9,
+                                              benchmark::Counter::kIsRate);
+  state.SetLabel(std::string("avx2 ") + kind_name(kind) + " " + std::to_string(rows) + "x" + std::to_string(cols) +
+                 " n=" + std::to_string(n) + " threads=" + std::to_string(threads));
+}
+
+void gemm_avx2_args(benchmark::internal::Benchmark* b) {
+  for (int64_t n : {512, 1})
+    for (int kind : {kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8})
+      for (int threads : {1, 2}) b->Args({kind, 3584, 1024, threads, n});
+}
+BENCHMARK(BM_GemmAvx2)->Apply(gemm_avx2_args)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
