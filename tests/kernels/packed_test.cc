@@ -111,6 +111,160 @@ TEST(PackedInt8, MatchesTwinOnEveryIsaAndContractBoundsTheError) {
   }
 }
 
+// Extreme stored values (both ends of every type's range) times activations of ±127: with unit scales the
+// integer dot products are the results, so every ISA must reproduce the twin exactly. A kernel whose 16-bit
+// pair sums saturated (e.g. vpmaddubsw on unsigned 8-bit weights: 2 · 255 · 127 > 32767) or whose 4-bit
+// int16 block sums overflowed would be off by thousands.
+struct ExtremeCase {
+  WeightType type;
+  int bits, group_size;
+  int64_t rows, cols;
+  int lo, hi;  // stored integer range (Q8_0: the signed q)
+};
+
+// Sets the stored integer of (r, c) to q, and unit scales (Q4_K: sc = m = 1, d = dmin = 1; MLX: scale 1,
+// bias `bias`) so that W = q (Q4_0: q − 8, Q4_K: q − 1, MLX: q + bias).
+void put_q(testing::RandomWeight& w, int64_t r, int64_t c, int q) {
+  const WeightMatrix& v = w.view;
+  const auto rb = static_cast<std::size_t>(v.row_bytes());
+  const auto row = static_cast<std::size_t>(r) * rb, col = static_cast<std::size_t>(c);
+  auto nibble = [](uint8_t& byte, bool high, int value) {
+    byte = high ? static_cast<uint8_t>((byte & 0x0F) | (value << 4)) : static_cast<uint8_t>((byte & 0xF0) | value);
+  };
+  switch (v.type) {
+    case WeightType::Q8_0:
+      w.blocks[row + col / 32 * 34 + 2 + col % 32] = static_cast<uint8_t>(static_cast<int8_t>(q));
+      break;
+    case WeightType::Q4_0:
+      nibble(w.blocks[row + col / 32 * 18 + 2 + col % 16], col % 32 >= 16, q);
+      break;
+    case WeightType::Q4_K: {
+      const std::size_t i = col % 256;
+      nibble(w.blocks[row + col / 256 * 144 + 16 + i / 64 * 32 + i % 32], (i / 32) % 2 == 1, q);
+      break;
+    }
+    default: {
+      uint8_t* bytes = reinterpret_cast<uint8_t*>(w.packed.data()) + row;
+      if (v.bits == 8) {
+        bytes[col] = static_cast<uint8_t>(q);
+      } else {
+        nibble(bytes[col / 2], col % 2 == 1, q);
+      }
+      break;
+    }
+  }
+}
+
+void unit_scales(testing::RandomWeight& w, float bias) {
+  const WeightMatrix& v = w.view;
+  const uint16_t one = f32_to_f16(1.0f);
+  auto put_one = [&](std::size_t at) {
+    w.blocks[at] = static_cast<uint8_t>(one & 0xFF);
+    w.blocks[at + 1] = static_cast<uint8_t>(one >> 8);
+  };
+  if (v.type == WeightType::MlxAffine) {
+    for (float& s : w.scales) s = 1.0f;
+    for (float& b : w.biases) b = bias;
+    return;
+  }
+  const auto bb = static_cast<std::size_t>(block_bytes(v.type));
+  for (std::size_t at = 0; at < w.blocks.size(); at += bb) {
+    put_one(at);
+    if (v.type == WeightType::Q4_K) {
+      put_one(at + 2);
+      // get_scale_min_k4: sub-blocks 0–3 take sc = scales[j] & 63, m = scales[j + 4] & 63; 4–7 the nibbles
+      // of scales[j + 4] (and bits 6–7 of scales[j − 4], scales[j], here 0).
+      for (std::size_t k = 0; k < 8; ++k) w.blocks[at + 4 + k] = 1;
+      for (std::size_t k = 8; k < 12; ++k) w.blocks[at + 4 + k] = 0x11;
+    }
+  }
+}
+
+TEST(PackedInt8, ExtremeValuesGiveExactIntegerSumsOnEveryIsa) {
+  const ExtremeCase cases[] = {{WeightType::Q8_0, 0, 0, 37, 96, -128, 127},
+                               {WeightType::Q4_0, 0, 0, 37, 96, 0, 15},
+                               {WeightType::Q4_K, 0, 0, 37, 256, 0, 15},
+                               {WeightType::MlxAffine, 8, 32, 37, 96, 0, 255},
+                               {WeightType::MlxAffine, 4, 32, 37, 96, 0, 15},
+                               {WeightType::MlxAffine, 8, 64, 16, 64, 0, 255},
+                               {WeightType::MlxAffine, 4, 64, 9, 64, 0, 15}};
+  std::mt19937 rng(25);
+  for (const ExtremeCase& k : cases) {
+    const std::string what = "type " + std::to_string(int(k.type)) + " bits " + std::to_string(k.bits) + " " +
+                             std::to_string(k.rows) + "x" + std::to_string(k.cols);
+    auto w = make_weight(rng, k.type, k.rows, k.cols, k.bits, k.group_size);
+    unit_scales(w, k.bits == 8 ? 1.0f : -1.0f);
+    // Rows all at the top of the range, all at the bottom, then mixed.
+    for (int64_t r = 0; r < k.rows; ++r)
+      for (int64_t c = 0; c < k.cols; ++c) {
+        const bool high = r % 4 == 0 || (r % 4 != 1 && (r * 7 + c * 3) % 5 >= 2);
+        put_q(w, r, c, high ? k.hi : k.lo);
+      }
+    double scaled = 0.0, min = 0.0;
+    ref::int8_parts(w.view, 1, 0, scaled, min);  // the setters hit the intended bottom value
+    ASSERT_EQ(scaled + min, k.type == WeightType::Q8_0 ? -128.0
+                            : k.type == WeightType::Q4_0 ? -8.0
+                            : k.type == WeightType::Q4_K ? -1.0
+                            : k.bits == 8 ? 1.0 : -1.0) << what;
+    PackedWeight p = pack(w.view);
+    ASSERT_NE(p.view(), nullptr) << what;
+    WeightMatrix packed = w.view;
+    packed.pack = p.view();
+    // Tokens: all +127, all −127, alternating, a sign pattern, random; every block has |x| = 127 somewhere, so
+    // d = 1 and q = x exactly.
+    const int64_t n = 7;
+    std::vector<float> x(static_cast<std::size_t>(n * k.cols));
+    std::uniform_int_distribution<int> any(-127, 127);
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t c = 0; c < k.cols; ++c) {
+        float v = 127.0f;
+        switch (t % 5) {
+          case 1: v = -127.0f; break;
+          case 2: v = c % 2 == 0 ? 127.0f : -127.0f; break;
+          case 3: v = (c * 5 + t) % 3 == 0 ? -127.0f : 127.0f; break;
+          case 4: v = c % 32 == 0 ? -127.0f : static_cast<float>(any(rng)); break;
+          default: break;
+        }
+        x[static_cast<std::size_t>(t * k.cols + c)] = v;
+      }
+    std::vector<float> twin(static_cast<std::size_t>(n * k.rows));
+    ref::matmul_int8(w.view, x.data(), n, twin.data());
+    for (Isa isa : supported_isas()) {
+      IsaScope scope(isa);
+      for (int64_t len : {n, int64_t{2}, int64_t{1}}) {
+        const std::vector<float> y = run(packed, x, len);
+        for (int64_t t = 0; t < len; ++t)
+          for (int64_t r = 0; r < k.rows; ++r) {
+            const std::size_t at = static_cast<std::size_t>(t * k.rows + r);
+            ASSERT_EQ(y[at], twin[at]) << isa_name(isa) << " " << what << " n=" << len << " row " << r << " t " << t;
+          }
+      }
+    }
+  }
+}
+
+// The AVX2 kernel (vpmaddubsw) and the AVX-512 VNNI kernel (vpdpbusd) run the same fp32 steps per lane
+// after exact integer sums: their results agree bit for bit.
+TEST(PackedInt8, Avx2AndAvx512VnniAgreeBitForBit) {
+  __builtin_cpu_init();
+  if (!isa_supported(Isa::Avx2) || !isa_supported(Isa::Avx512) || !__builtin_cpu_supports("avx512vnni"))
+    GTEST_SKIP() << "needs AVX2 and AVX-512 VNNI";
+  std::mt19937 rng(26);
+  for (const Int8Case& k : kInt8Cases) {
+    auto w = make_weight(rng, k.type, k.rows, k.cols, k.bits, k.group_size);
+    PackedWeight p = pack(w.view);
+    WeightMatrix packed = w.view;
+    packed.pack = p.view();
+    auto x = random_floats(rng, k.n * k.cols, -3.0f, 3.0f);
+    std::vector<float> y[2];
+    for (int i = 0; i < 2; ++i) {
+      IsaScope scope(i == 0 ? Isa::Avx2 : Isa::Avx512);
+      y[i] = run(packed, x, k.n);
+    }
+    ASSERT_EQ(0, std::memcmp(y[0].data(), y[1].data(), y[0].size() * sizeof(float))) << describe(k);
+  }
+}
+
 TEST(PackedBf16, MatchesTwinOnEveryIsa) {
   struct Case {
     int64_t rows, cols, n;

@@ -232,96 +232,159 @@ void scale_avx2(int64_t n, float a, float* x) {
 
 
 // ---------------------------------------------------------------------------------------------------
-// Packed Int8 (layout in ops.h) without VNNI: half a panel (8 rows) × TB tokens. Weights and activations
-// are widened to int16 and multiplied with vpmaddwd (no saturation, unlike vpmaddubsw with 8-bit
-// weights); the pair sums are folded into rows at the end of each 32-column block. Per lane the fp32
-// steps are those of the AVX-512 kernel.
+// Packed Int8 (layout in ops.h) without VNNI: RH half panels × TB tokens. A half panel is 8 rows, one
+// int32/fp32 lane each (lane i = row i), and one 32-byte load of a chunk is its 8 rows × 4 columns;
+// vpmaddubsw multiplies those with the token's 4 activations (broadcast) and sums column pairs to int16,
+// never saturating, so every integer dot product is exact:
+//  * 8-bit: stored u in 0..255 is read as w = u ^ 0x80 = u − 128 (Σ u·x = Σ w·x + 128 · Σx), and
+//    Σ w·x = maddubs(|w|, sign(x, w)): |w| ≤ 128 (abs(−128) read unsigned is 128), |x| ≤ 127, so a pair
+//    sum is at most 2 · 128 · 127 = 32512; vpmaddwd with ones folds each chunk's pairs to int32 at once.
+//  * 4-bit: maddubs(u, x) with u ≤ 15: a pair sum is at most 2 · 15 · 127 = 3810, so the 8 maddubs results
+//    of a 32-column block (4 chunks × low/high nibbles) add up in int16 (≤ 8 · 3810 = 30480) and vpmaddwd
+//    folds them once per block.
+// Per lane the fp32 steps after each block are those of the AVX-512 kernel (int8_micro), in its order, and
+// quantize_rows_avx2 gives the same q, d, qsum and xsum as quantize_rows_avx512: the results are those of
+// the VNNI kernel bit for bit, whatever RH, TB, n or the thread split.
 
-inline __m256i bcast_x16(const int8_t* p) {
+inline __m256i bcast4(const int8_t* p) {
   int32_t v;
   __builtin_memcpy(&v, p, sizeof v);
-  return _mm256_cvtepi8_epi16(_mm_set1_epi32(v));
+  return _mm256_set1_epi32(v);
 }
 
-// acc_lo/acc_hi += the products of one 8-row × 4-column chunk (bytes w: row i at 4i .. 4i + 3) with x.
-inline void madd_chunk(__m256i w, __m256i x16, __m256i& acc_lo, __m256i& acc_hi) {
-  const __m256i lo = _mm256_cvtepu8_epi16(_mm256_castsi256_si128(w));
-  const __m256i hi = _mm256_cvtepu8_epi16(_mm256_extracti128_si256(w, 1));
-  acc_lo = _mm256_add_epi32(acc_lo, _mm256_madd_epi16(lo, x16));
-  acc_hi = _mm256_add_epi32(acc_hi, _mm256_madd_epi16(hi, x16));
-}
-
-template <int TB, int BITS, bool MINS>
-void int8_half(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, int h, float* y) {
+// RH half panels from half g0 (rows 8 · g0 ..; half g is panel g / 2, rows 8 · (g % 2) .. + 7 of it) × TB
+// tokens from t.
+template <int RH, int TB, int BITS, bool MINS>
+void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t g0, float* y) {
   constexpr int64_t kWeightBytes = BITS == 8 ? 512 : 256;
   const int64_t bs = w.block_stride;
-  const uint8_t* base = w.data + p * w.blocks * bs;
+  const uint8_t* rec[RH];  // the half's bytes in the record of block 0
+#pragma GCC unroll 4
+  for (int h = 0; h < RH; ++h) rec[h] = w.data + (g0 + h) / 2 * w.blocks * bs + 32 * ((g0 + h) % 2);
+  // Σ u·x − offset · Σx = Σ (u − bias) · x + (bias − offset) · Σx, bias 128 for 8-bit weights (0 for 4-bit).
+  const int32_t corr = (BITS == 8 ? 128 : 0) - w.offset;
+  const __m256i ones = _mm256_set1_epi16(1);
   const __m256i low4 = _mm256_set1_epi8(0x0F);
-  const __m256i fold = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
-  __m256 facc[TB];
-#pragma GCC unroll 4
-  for (int tt = 0; tt < TB; ++tt) facc[tt] = _mm256_setzero_ps();
+  const __m256i bias8 = _mm256_set1_epi8(static_cast<char>(0x80));
+  __m256 facc[RH][TB];
+#pragma GCC unroll 8
+  for (int h = 0; h < RH; ++h)
+#pragma GCC unroll 8
+    for (int tt = 0; tt < TB; ++tt) facc[h][tt] = _mm256_setzero_ps();
   for (int64_t b = 0; b < w.blocks; ++b) {
-    const uint8_t* rec = base + b * bs;
-    __m256i lo[TB], hi[TB];
-#pragma GCC unroll 4
-    for (int tt = 0; tt < TB; ++tt) lo[tt] = hi[tt] = _mm256_setzero_si256();
     const int8_t* xb = a.q + t * a.cols + b * kQBlock;
+    __m256i acc[RH][TB];
+#pragma GCC unroll 8
+    for (int h = 0; h < RH; ++h)
+#pragma GCC unroll 8
+      for (int tt = 0; tt < TB; ++tt) acc[h][tt] = _mm256_setzero_si256();
+    // The chunk loops stay rolled: unrolled, GCC reassociates the integer sums across chunks and spills.
     if constexpr (BITS == 8) {
+#pragma GCC unroll 1
       for (int j = 0; j < 8; ++j) {
-        const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + 64 * j + 32 * h));
-#pragma GCC unroll 4
-        for (int tt = 0; tt < TB; ++tt) madd_chunk(wv, bcast_x16(xb + tt * a.cols + 4 * j), lo[tt], hi[tt]);
-      }
-    } else {
-      for (int j = 0; j < 4; ++j) {
-        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + 64 * j + 32 * h));
-        const __m256i wl = _mm256_and_si256(v, low4);
-        const __m256i wh = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
-#pragma GCC unroll 4
+        __m256i wa[RH], ws[RH];
+#pragma GCC unroll 8
+        for (int h = 0; h < RH; ++h) {
+          ws[h] = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec[h] + b * bs + 64 * j)),
+                                   bias8);
+          wa[h] = _mm256_abs_epi8(ws[h]);
+        }
+#pragma GCC unroll 8
         for (int tt = 0; tt < TB; ++tt) {
-          madd_chunk(wl, bcast_x16(xb + tt * a.cols + 4 * j), lo[tt], hi[tt]);
-          madd_chunk(wh, bcast_x16(xb + tt * a.cols + 4 * j + 16), lo[tt], hi[tt]);
+          const __m256i xv = bcast4(xb + tt * a.cols + 4 * j);
+#pragma GCC unroll 8
+          for (int h = 0; h < RH; ++h) {
+            const __m256i pairs = _mm256_maddubs_epi16(wa[h], _mm256_sign_epi8(xv, ws[h]));
+            acc[h][tt] = _mm256_add_epi32(acc[h][tt], _mm256_madd_epi16(pairs, ones));
+          }
         }
       }
+    } else {
+#pragma GCC unroll 1
+      for (int j = 0; j < 4; ++j) {
+        __m256i lo[RH], hi[RH];
+#pragma GCC unroll 8
+        for (int h = 0; h < RH; ++h) {
+          const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec[h] + b * bs + 64 * j));
+          lo[h] = _mm256_and_si256(v, low4);
+          hi[h] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+        }
+#pragma GCC unroll 8
+        for (int tt = 0; tt < TB; ++tt) {
+          const __m256i xl = bcast4(xb + tt * a.cols + 4 * j);
+          const __m256i xh = bcast4(xb + tt * a.cols + 4 * j + 16);
+#pragma GCC unroll 8
+          for (int h = 0; h < RH; ++h) {
+            acc[h][tt] = _mm256_add_epi16(acc[h][tt], _mm256_maddubs_epi16(lo[h], xl));
+            acc[h][tt] = _mm256_add_epi16(acc[h][tt], _mm256_maddubs_epi16(hi[h], xh));
+          }
+        }
+      }
+#pragma GCC unroll 8
+      for (int h = 0; h < RH; ++h)
+#pragma GCC unroll 8
+        for (int tt = 0; tt < TB; ++tt) acc[h][tt] = _mm256_madd_epi16(acc[h][tt], ones);
     }
-    const __m256 sc = _mm256_loadu_ps(reinterpret_cast<const float*>(rec + kWeightBytes) + 8 * h);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int tt = 0; tt < TB; ++tt) {
       const int64_t at = (t + tt) * a.blocks + b;
-      __m256i dot = _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(lo[tt], hi[tt]), fold);
-      dot = _mm256_add_epi32(dot, _mm256_set1_epi32(-w.offset * a.qsum[at]));
-      const __m256 part = _mm256_mul_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(a.d[at]));
-      facc[tt] = _mm256_fmadd_ps(part, sc, facc[tt]);
-      if constexpr (MINS) {
-        const __m256 mn = _mm256_loadu_ps(reinterpret_cast<const float*>(rec + kWeightBytes + 64) + 8 * h);
-        facc[tt] = _mm256_fmadd_ps(mn, _mm256_set1_ps(a.xsum[at]), facc[tt]);
+      const __m256i cq = _mm256_set1_epi32(corr * a.qsum[at]);
+      const __m256 dx = _mm256_set1_ps(a.d[at]);
+#pragma GCC unroll 8
+      for (int h = 0; h < RH; ++h) {
+        const float* sc = reinterpret_cast<const float*>(rec[h] - 32 * ((g0 + h) % 2) + b * bs + kWeightBytes) +
+                          8 * ((g0 + h) % 2);
+        const __m256 part = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(acc[h][tt], cq)), dx);
+        facc[h][tt] = _mm256_fmadd_ps(part, _mm256_loadu_ps(sc), facc[h][tt]);
+        if constexpr (MINS)
+          facc[h][tt] = _mm256_fmadd_ps(_mm256_loadu_ps(sc + 16), _mm256_set1_ps(a.xsum[at]), facc[h][tt]);
       }
     }
   }
-  const int64_t r0 = p * kPackRows + 8 * h;
-#pragma GCC unroll 4
-  for (int tt = 0; tt < TB; ++tt) {
-    float* dst = y + (t + tt) * w.rows + r0;
-    if (r0 + 8 <= w.rows) {
-      _mm256_storeu_ps(dst, facc[tt]);
-    } else {
-      _mm256_maskstore_ps(dst, lane_mask(w.rows - r0), facc[tt]);
+#pragma GCC unroll 8
+  for (int h = 0; h < RH; ++h) {
+    const int64_t r0 = 8 * (g0 + h);
+#pragma GCC unroll 8
+    for (int tt = 0; tt < TB; ++tt) {
+      float* dst = y + (t + tt) * w.rows + r0;
+      if (r0 + 8 <= w.rows) {
+        _mm256_storeu_ps(dst, facc[h][tt]);
+      } else {
+        _mm256_maskstore_ps(dst, lane_mask(w.rows - r0), facc[h][tt]);
+      }
     }
   }
+}
+
+// Tile shapes, half panels × tokens, for 16 ymm registers: 8-bit 2 × 3 (6 int32 accumulators plus |w| and w
+// of 2 halves), 4-bit 2 × 4 (8 int16 accumulators plus 2 × 2 nibble vectors); the best of 1 × 6, 2 × 2..4 and
+// 4 × 2 measured on the AMD EPYC build machine (docs/performance.md). Wider tiles spill.
+template <int BITS>
+struct Int8Tile {
+  static constexpr int kHalves = 2;
+  static constexpr int kTokens = BITS == 8 ? 3 : 4;
+};
+
+// Tokens [t0, t1) of RH halves from g0: TB at a time, then the remainder.
+template <int RH, int BITS, bool MINS>
+void int8_tokens_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t g0, float* y) {
+  constexpr int TB = Int8Tile<BITS>::kTokens;
+  int64_t t = t0;
+  for (; t + TB <= t1; t += TB) int8_micro_avx2<RH, TB, BITS, MINS>(w, a, t, g0, y);
+  with_count(t1 - t, [&]<int N>() {
+    if constexpr (N < TB) int8_micro_avx2<RH, N, BITS, MINS>(w, a, t, g0, y);
+  });
 }
 
 template <int BITS, bool MINS>
 void int8_panels_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                       float* y) {
-  for (int64_t p = p0; p < p1; ++p) {
-    for (int h = 0; h < 2 && p * kPackRows + 8 * h < w.rows; ++h) {
-      int64_t t = t0;
-      for (; t + 3 <= t1; t += 3) int8_half<3, BITS, MINS>(w, a, t, p, h, y);
-      if (t1 - t == 2) int8_half<2, BITS, MINS>(w, a, t, p, h, y);
-      if (t1 - t == 1) int8_half<1, BITS, MINS>(w, a, t, p, h, y);
-    }
-  }
+  constexpr int RH = Int8Tile<BITS>::kHalves;
+  // Halves with rows: those of panels [p0, p1) below w.rows.
+  const int64_t g1 = 2 * p1 < (w.rows + 7) / 8 ? 2 * p1 : (w.rows + 7) / 8;
+  int64_t g = 2 * p0;
+  for (; g + RH <= g1; g += RH) int8_tokens_avx2<RH, BITS, MINS>(w, a, t0, t1, g, y);
+  for (; g < g1; ++g) int8_tokens_avx2<1, BITS, MINS>(w, a, t0, t1, g, y);
 }
 
 void int8_tile_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
@@ -339,7 +402,8 @@ void int8_tile_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int
   }
 }
 
-// Same q, d and qsum as quantize_rows_generic (max is exact, one fp32 multiply, round to nearest even).
+// Same q, d and qsum as quantize_rows_generic (max is exact, one fp32 multiply, round to nearest even), and the
+// same xsum as quantize_rows_avx512.
 void quantize_rows_avx2(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d, int32_t* qsum,
                         float* xsum) {
   const int64_t blocks = cols / kQBlock;
@@ -347,12 +411,14 @@ void quantize_rows_avx2(const float* x, int64_t t0, int64_t t1, int64_t cols, in
   for (int64_t t = t0; t < t1; ++t) {
     for (int64_t b = 0; b < blocks; ++b) {
       const float* src = x + t * cols + b * kQBlock;
-      __m256 v[4], m = _mm256_setzero_ps(), s = _mm256_setzero_ps();
+      __m256 v[4], m = _mm256_setzero_ps();
       for (int i = 0; i < 4; ++i) {
         v[i] = _mm256_loadu_ps(src + 8 * i);
         m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v[i]));
-        s = _mm256_add_ps(s, v[i]);
       }
+      // Σx in the order of quantize_rows_avx512 (x[0..15] + x[16..31], then _mm512_reduce_add_ps's halvings,
+      // which hsum repeats), so both ISAs hand the Int8 kernels the same xsum.
+      const __m256 s = _mm256_add_ps(_mm256_add_ps(v[0], v[2]), _mm256_add_ps(v[1], v[3]));
       __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
       m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
       m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
