@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/dtype.h"
@@ -376,10 +377,13 @@ TEST(Packed, MovingKeepsTheViewAndUnsupportedTypesStayUnpacked) {
 TEST(Packed, SmallBatchesMatchTheRowsOfALargeOne) {
   std::mt19937 rng(25);
   const int saved_threads = num_threads();
-  // 1536 columns: above kMinParallelWork from n = 1 on with 203 rows, so the small products run threaded.
-  const int64_t cols = 1536, n = 512;
+  // 1536 columns: above kMinParallelWork from n = 1 on with 203 rows, so the small products run threaded;
+  // 3072 columns: from 3 tokens on the Int8 products take the prefill tile (activations too large for the
+  // GEMV tile).
+  const int64_t n = 512;
+  const std::pair<int64_t, int64_t> shapes[] = {{203, 1536}, {37, 1536}, {1, 1536}, {45, 3072}};
   for (const PackCase& k : kPackCases)
-    for (int64_t rows : {int64_t{203}, int64_t{37}, int64_t{1}}) {
+    for (const auto& [rows, cols] : shapes) {
       const PackedSetup m = packed_setup(rng, k, rows, cols);
       const WeightMatrix& packed = m.packed;
       auto x = random_floats(rng, n * cols);

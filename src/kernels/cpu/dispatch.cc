@@ -126,9 +126,9 @@ void matmul_packed(const PackedView& w, const float* x, int64_t n, float* y) {
     a.qsum = sp;
     a.xsum = xp;
     const auto tile = int8_tile_for(isa);
-    // Chunks of whole register tiles: the AVX-512 VNNI prefill tile is 3 panels wide, its GEMV tile (n ≤ 4)
-    // 1; the AVX2 and scalar tiles 2.
-    const int64_t panels = tile != cpu::int8_tile_avx512vnni ? 2 : n <= 4 ? 1 : 3;
+    // Chunks of whole register tiles: the AVX-512 VNNI prefill tile is 3 panels wide (its GEMV tile 1), the
+    // AVX2 and scalar tiles 2.
+    const int64_t panels = tile != cpu::int8_tile_avx512vnni ? 2 : 3;
     run_packed(w, n, panels, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) { tile(w, a, t0, t1, p0, p1, y); });
     return;
   }

@@ -146,13 +146,17 @@ void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_
   with_count(t1 - t, [&]<int TB>() { int8_micro<RP, TB, BITS, MINS, OFF>(w, a, t, p, y); });
 }
 
-// GEMV tiles (t1 − t0 ≤ kInt8GemvTokens, as when decoding): every weight byte is read once per call, so the
+// GEMV tiles (t1 − t0 ≤ kInt8GemvTokens tokens, as when decoding): every weight byte is read once per call, so the
 // bound is memory bandwidth, and what reaches it is one sequential stream: one panel at a time (a panel's
 // records are contiguous, and so are consecutive panels). Several panels per tile interleave as many
 // streams of one panel each (10 KiB for 1024 Q4_0 columns), each restarting the hardware prefetcher:
 // 2 panels reached ≈ 75 % of the read bandwidth, 1 panel ≈ 90 % (Zen 4, one thread). The chains of
 // dependent vpdpbusd stay within a block, so out-of-order execution overlaps consecutive blocks.
+// Only while the tokens' activations are small (n · cols ≤ kInt8GemvActivationBytes): a one-panel tile
+// reads them once per panel, and with 4 tokens of 3584 or 6144 columns (14–24 KiB, re-read beside the
+// weight stream) it fell to 35–60 % of the bandwidth, below the 3-panel prefill tile.
 constexpr int64_t kInt8GemvTokens = 4;
+constexpr int64_t kInt8GemvActivationBytes = 8192;
 
 template <int BITS, bool MINS, bool OFF>
 void int8_gemv(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
@@ -165,7 +169,7 @@ void int8_gemv(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t 
 template <int BITS, bool MINS, bool OFF>
 void int8_panels(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                  float* y) {
-  if (t1 - t0 <= kInt8GemvTokens) {
+  if (t1 - t0 <= kInt8GemvTokens && (t1 - t0) * w.cols <= kInt8GemvActivationBytes) {
     int8_gemv<BITS, MINS, OFF>(w, a, t0, t1, p0, p1, y);
     return;
   }
