@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
@@ -190,6 +191,33 @@ TEST(GgufModel, QuantizedFilesComputeTheirDequantizedModel) {
       expect_row_close(got, last_logits(*dq, ids), what + " " + prompt["name"].get<std::string>());
       EXPECT_LT(row_diff(got, to_floats(prompt["logits_last"])).rel(), c.max_rel_vs_golden) << what;
     }
+  }
+}
+
+// The output projection is packed with the layers (the embeddings themselves when tied): logits go
+// through the packed GEMM, while the embedding lookup keeps reading the rows as stored, so the hidden
+// states are those of the unpacked output bit for bit.
+TEST(GgufModel, PackedOutputProjectionLeavesTheEmbeddingLookupAlone) {
+  const TempFile quantized{temp_path("qwen35-tiny-q8-output")};
+  (void)export_gguf(checkpoint_dir("qwen35-tiny"), quantized.path, {formats::GgmlType::Q8_0, ""});
+  LoadOptions unpacked_output;
+  unpacked_output.pack_output = false;
+  const auto packed = Backbone::load(quantized.path);
+  const auto plain = Backbone::load(quantized.path, unpacked_output);
+  ASSERT_NE(packed->weights().output().pack, nullptr);
+  EXPECT_EQ(plain->weights().output().pack, nullptr);
+  for (const Json& prompt : golden("qwen35-tiny")["prompts"]) {
+    const std::vector<int32_t> ids = to_ids(prompt["ids"]);
+    const int64_t last = static_cast<int64_t>(ids.size()) - 1;
+    SeqStatePool pa = packed->make_pool(1, last + 1), pb = plain->make_pool(1, last + 1);
+    const ForwardOutput a = packed->prefill(pa, pa.acquire(), ids, std::span<const int64_t>(&last, 1));
+    const ForwardOutput b = plain->prefill(pb, pb.acquire(), ids, std::span<const int64_t>(&last, 1));
+    EXPECT_EQ(a.hidden, b.hidden) << prompt["name"];
+    const auto la = a.logits_row(0, 0), lb = b.logits_row(0, 0);
+    // Only the activations' int8 rounding separates the two (the weights are the same Q8_0 values).
+    EXPECT_LT(row_diff(la, lb).rel(), 0.02) << prompt["name"];
+    EXPECT_EQ(std::max_element(la.begin(), la.end()) - la.begin(), std::max_element(lb.begin(), lb.end()) - lb.begin())
+        << prompt["name"];
   }
 }
 

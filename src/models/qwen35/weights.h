@@ -92,9 +92,11 @@ class Weights {
   // MLX files, Tiled for GGUF files (whose value heads llama.cpp's converter reordered).
   HeadMapping head_mapping = HeadMapping::Grouped;
 
-  // Repacks the layer matrices for the fast prefill GEMMs (kernels::pack) when kernels::pack_enabled(
-  // by_default) (defined in weights.cc); the embeddings and the output projection stay as loaded.
-  void pack_matrices(bool by_default);
+  // Repacks the layer matrices for the fast GEMMs (kernels::pack) when kernels::pack_enabled(by_default)
+  // (defined in weights.cc), and with `output` the output projection too. Tied embeddings get the packed
+  // copy on `embed` itself: matmul reads it, while dequantize_row (the embedding lookup) reads the rows
+  // as loaded.
+  void pack_matrices(bool by_default, bool output);
 
   // The output projection: lm_head, or the embeddings when tied.
   const kernels::WeightMatrix& output() const { return lm_head.view.rows > 0 ? lm_head.view : embed.view; }
