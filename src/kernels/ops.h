@@ -203,4 +203,10 @@ float dot(const float* a, const float* b, int64_t n);          // Σ a_i b_i
 void axpy(int64_t n, float a, const float* x, float* y);       // y += a · x
 void scale(int64_t n, float a, float* x);                      // x *= a
 
+// y[i] = silu(x[i]) · m[i] = x[i] / (1 + e^−x[i]) · m[i] (m = nullptr: · 1); y may alias x or m. SIMD
+// versions use exp_shifted's polynomial; the scalar version is std::exp. Single-threaded.
+void silu_mul(int64_t n, const float* x, const float* m, float* y);
+// Σ x_i², accumulated in double (the norms' denominators). Single-threaded.
+double sum_squares(const float* x, int64_t n);
+
 }  // namespace verdict::kernels

@@ -278,6 +278,42 @@ void exp_shifted_avx512(int64_t n, float shift, float* x) {
   }
 }
 
+inline __m512 silu16(__m512 x) {
+  return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), exp16(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+}
+
+void silu_mul_avx512(int64_t n, const float* x, const float* m, float* y) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const __m512 s = silu16(_mm512_loadu_ps(x + i));
+    _mm512_storeu_ps(y + i, m == nullptr ? s : _mm512_mul_ps(s, _mm512_loadu_ps(m + i)));
+  }
+  if (i < n) {
+    const __mmask16 k = tail_mask(n - i);
+    const __m512 s = silu16(_mm512_maskz_loadu_ps(k, x + i));
+    _mm512_mask_storeu_ps(y + i, k, m == nullptr ? s : _mm512_mul_ps(s, _mm512_maskz_loadu_ps(k, m + i)));
+  }
+}
+
+double sum_squares_avx512(const float* x, int64_t n) {
+  __m512d acc0 = _mm512_setzero_pd(), acc1 = _mm512_setzero_pd();
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const __m512d lo = _mm512_cvtps_pd(_mm256_loadu_ps(x + i));
+    const __m512d hi = _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8));
+    acc0 = _mm512_fmadd_pd(lo, lo, acc0);
+    acc1 = _mm512_fmadd_pd(hi, hi, acc1);
+  }
+  if (i < n) {
+    const __m512 v = _mm512_maskz_loadu_ps(tail_mask(n - i), x + i);
+    const __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(v));
+    const __m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+    acc0 = _mm512_fmadd_pd(lo, lo, acc0);
+    acc1 = _mm512_fmadd_pd(hi, hi, acc1);
+  }
+  return _mm512_reduce_add_pd(_mm512_add_pd(acc0, acc1));
+}
+
 // gemm_f32: MR rows of C × NV vectors of 16 columns; B rows are read once per p for all MR rows.
 template <int MR, int NV>
 inline void gemm_tile(int64_t k, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
@@ -354,7 +390,8 @@ const KernelTable& avx512_table() {
                                  axpy_avx512,          scale_avx512,          exp_shifted_avx512,
                                  gemm_f32_avx512,
                                  quantize_rows_avx512,
-                                 int8_tile_generic,    bf16_rows_avx512,      bf16_tile_generic};
+                                 int8_tile_generic,    bf16_rows_avx512,      bf16_tile_generic,
+                                 silu_mul_avx512,      sum_squares_avx512};
   return table;
 }
 

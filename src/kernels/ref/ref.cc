@@ -215,4 +215,18 @@ void scale(int64_t n, float a, float* x) {
   for (int64_t i = 0; i < n; ++i) x[i] *= a;
 }
 
+void silu_mul(int64_t n, const float* x, const float* m, float* y) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    const double s = v / (1.0 + std::exp(-v));
+    y[i] = static_cast<float>(m == nullptr ? s : s * m[i]);
+  }
+}
+
+double sum_squares(const float* x, int64_t n) {
+  long double acc = 0.0L;
+  for (int64_t i = 0; i < n; ++i) acc += static_cast<long double>(x[i]) * x[i];
+  return static_cast<double>(acc);
+}
+
 }  // namespace verdict::kernels::ref

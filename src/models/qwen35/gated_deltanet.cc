@@ -30,7 +30,7 @@ void conv_segment(const Config& c, const DeltaNetWeights& w, const Segment& seg,
         const float* tap = w.conv.data() + j * C;
         for (int64_t ch = 0; ch < C; ++ch) yt[ch] += tap[ch] * src[ch];
       }
-      for (int64_t ch = 0; ch < C; ++ch) yt[ch] = silu(yt[ch]);
+      kernels::silu_mul(C, yt, nullptr, yt);
     }
   });
   std::vector<float> next(static_cast<std::size_t>(hist * C));

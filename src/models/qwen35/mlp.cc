@@ -4,7 +4,6 @@
 
 #include "kernels/ops.h"
 #include "kernels/thread_pool.h"
-#include "models/qwen35/norms.h"
 
 namespace verdict::models::qwen35 {
 
@@ -15,8 +14,7 @@ void mlp_forward(const MlpWeights& w, const float* xn, int64_t rows, float* out)
   kernels::matmul(w.up_proj.view, xn, rows, up.data());
   kernels::parallel_for(rows, static_cast<double>(4 * I), [&](int64_t r) {
     float* g = gate.data() + r * I;
-    const float* u = up.data() + r * I;
-    for (int64_t i = 0; i < I; ++i) g[i] = silu(g[i]) * u[i];
+    kernels::silu_mul(I, g, up.data() + r * I, g);
   });
   kernels::matmul(w.down_proj.view, gate.data(), rows, out);
 }
