@@ -46,6 +46,7 @@ Isa isa_from_env() {
 
 std::once_flag g_isa_once;
 std::atomic<int> g_isa{static_cast<int>(Isa::Scalar)};
+std::atomic<bool> g_isa_ready{false};  // after g_isa_once: active_isa() is called per kernel call
 
 const cpu::KernelTable& table_for(Isa isa) {
   switch (isa) {
@@ -184,7 +185,10 @@ Isa best_isa() {
 }
 
 Isa active_isa() {
-  std::call_once(g_isa_once, [] { g_isa.store(static_cast<int>(isa_from_env())); });
+  if (!g_isa_ready.load(std::memory_order_acquire)) {
+    std::call_once(g_isa_once, [] { g_isa.store(static_cast<int>(isa_from_env())); });
+    g_isa_ready.store(true, std::memory_order_release);
+  }
   return static_cast<Isa>(g_isa.load(std::memory_order_relaxed));
 }
 
@@ -193,6 +197,7 @@ void set_active_isa(Isa isa) {
     throw Error("instruction set " + std::string(isa_name(isa)) + " is not supported by this CPU");
   std::call_once(g_isa_once, [] {});
   g_isa.store(static_cast<int>(isa));
+  g_isa_ready.store(true, std::memory_order_release);
 }
 
 void check_weight(const WeightMatrix& w, const char* what) {
