@@ -208,5 +208,8 @@ void scale(int64_t n, float a, float* x);                      // x *= a
 void silu_mul(int64_t n, const float* x, const float* m, float* y);
 // Σ x_i², accumulated in double (the norms' denominators). Single-threaded.
 double sum_squares(const float* x, int64_t n);
+// x ← softmax(scale · x) over n > 0 values: s_i = scale · x_i, e_i = e^(s_i − max s) as exp_shifted, sum in
+// double, x_i = e_i · float(1 / sum). Single-threaded.
+void softmax(int64_t n, float scale, float* x);
 
 }  // namespace verdict::kernels

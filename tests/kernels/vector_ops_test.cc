@@ -76,6 +76,33 @@ TEST(VectorOps, SumSquaresMatchesReference) {
   }
 }
 
+// softmax(scale · x) within 8 float ulps of the double reference (2-ulp exp, one rounding of 1/sum and
+// of each product), with a far-below-max tail that underflows to 0; sums to 1.
+TEST(VectorOps, SoftmaxMatchesReference) {
+  std::mt19937 rng(15);
+  for (Isa isa : supported_isas()) {
+    IsaScope scope(isa);
+    for (int64_t n : kLengths) {
+      if (n == 0) continue;
+      auto x = random_floats(rng, n, -20.0f, 20.0f);
+      if (n > 3) x[2] = -4000.0f;  // e^(scale · −4000 − max) underflows
+      auto want = x;
+      ref::softmax(n, 0.0625f, want.data());
+      x.push_back(42.0f);
+      softmax(n, 0.0625f, x.data());
+      double total = 0.0;
+      for (int64_t i = 0; i < n; ++i) {
+        const auto at = static_cast<std::size_t>(i);
+        ASSERT_NEAR(x[at], want[at], 8.0f * std::numeric_limits<float>::epsilon() * want[at] + 1e-38f)
+            << isa_name(isa) << " n=" << n << " i=" << i;
+        total += x[at];
+      }
+      EXPECT_NEAR(total, 1.0, 1e-5) << isa_name(isa);
+      EXPECT_EQ(x[static_cast<std::size_t>(n)], 42.0f);
+    }
+  }
+}
+
 TEST(VectorOps, AxpyAndScaleMatchReference) {
   std::mt19937 rng(12);
   for (Isa isa : supported_isas()) {

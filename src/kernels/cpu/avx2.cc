@@ -430,6 +430,36 @@ void silu_mul_avx2(int64_t n, const float* x, const float* m, float* y) {
   }
 }
 
+void softmax_avx2(int64_t n, float scale, float* x) {
+  const __m256 sv = _mm256_set1_ps(scale);
+  __m256 mv = _mm256_set1_ps(-__builtin_inff());
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + i), sv);
+    _mm256_storeu_ps(x + i, v);
+    mv = _mm256_max_ps(mv, v);
+  }
+  float lanes[kLanes];
+  _mm256_storeu_ps(lanes, mv);
+  float max = lanes[0];
+  for (int l = 1; l < kLanes; ++l) max = lanes[l] > max ? lanes[l] : max;
+  for (; i < n; ++i) {
+    x[i] *= scale;
+    max = x[i] > max ? x[i] : max;
+  }
+  exp_shifted_avx2(n, max, x);
+  __m256d sum0 = _mm256_setzero_pd(), sum1 = _mm256_setzero_pd();
+  for (i = 0; i + kLanes <= n; i += kLanes) {
+    sum0 = _mm256_add_pd(sum0, _mm256_cvtps_pd(_mm_loadu_ps(x + i)));
+    sum1 = _mm256_add_pd(sum1, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4)));
+  }
+  double d[4];
+  _mm256_storeu_pd(d, _mm256_add_pd(sum0, sum1));
+  double sum = (d[0] + d[1]) + (d[2] + d[3]);
+  for (; i < n; ++i) sum += x[i];
+  scale_avx2(n, static_cast<float>(1.0 / sum), x);
+}
+
 double sum_squares_avx2(const float* x, int64_t n) {
   __m256d acc0 = _mm256_setzero_pd(), acc1 = _mm256_setzero_pd();
   int64_t i = 0;
@@ -499,7 +529,7 @@ const KernelTable& avx2_table() {
                                  gemm_f32_avx2,
                                  quantize_rows_avx2,
                                  int8_tile_avx2,     bf16_rows_generic,   bf16_tile_generic,
-                                 silu_mul_avx2,      sum_squares_avx2};
+                                 silu_mul_avx2,      sum_squares_avx2,    softmax_avx2};
   return table;
 }
 

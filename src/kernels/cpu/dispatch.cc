@@ -271,6 +271,9 @@ void axpy(int64_t n, float a, const float* x, float* y) { active_table().axpy(n,
 void scale(int64_t n, float a, float* x) { active_table().scale(n, a, x); }
 void silu_mul(int64_t n, const float* x, const float* m, float* y) { active_table().silu_mul(n, x, m, y); }
 double sum_squares(const float* x, int64_t n) { return active_table().sum_squares(x, n); }
+void softmax(int64_t n, float scale, float* x) {
+  if (n > 0) active_table().softmax(n, scale, x);
+}
 void exp_shifted(int64_t n, float shift, float* x) { active_table().exp_shifted(n, shift, x); }
 void gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
               int64_t ldb, float* C, int64_t ldc) {

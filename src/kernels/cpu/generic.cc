@@ -88,6 +88,18 @@ void silu_mul_generic(int64_t n, const float* x, const float* m, float* y) {
   }
 }
 
+void softmax_generic(int64_t n, float scale, float* x) {
+  float max = -INFINITY;
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] *= scale;
+    max = std::max(max, x[i]);
+  }
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum += x[i] = std::exp(x[i] - max);
+  const float inv = static_cast<float>(1.0 / sum);
+  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
 double sum_squares_generic(const float* x, int64_t n) {
   double acc = 0.0;
   for (int64_t i = 0; i < n; ++i) acc += static_cast<double>(x[i]) * x[i];
@@ -299,7 +311,7 @@ const KernelTable& generic_table() {
                                  gemm_f32_generic,
                                  quantize_rows_generic,
                                  int8_tile_generic,   bf16_rows_generic,      bf16_tile_generic,
-                                 silu_mul_generic,    sum_squares_generic};
+                                 silu_mul_generic,    sum_squares_generic,    softmax_generic};
   return table;
 }
 

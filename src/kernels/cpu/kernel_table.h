@@ -84,6 +84,7 @@ struct KernelTable {
                     float* y);
   void (*silu_mul)(int64_t n, const float* x, const float* m, float* y);
   double (*sum_squares)(const float* x, int64_t n);
+  void (*softmax)(int64_t n, float scale, float* x);
 };
 
 const KernelTable& generic_table();

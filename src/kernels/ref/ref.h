@@ -28,5 +28,6 @@ void axpy(int64_t n, float a, const float* x, float* y);
 void scale(int64_t n, float a, float* x);
 void silu_mul(int64_t n, const float* x, const float* m, float* y);  // in double
 double sum_squares(const float* x, int64_t n);                       // in long double
+void softmax(int64_t n, float scale, float* x);                      // in double
 
 }  // namespace verdict::kernels::ref

@@ -33,16 +33,7 @@ void attend_block(const float* q, int64_t q_stride, const float* kt, int64_t ldk
   for (int64_t i = 0; i < nb; ++i) {
     float* row = S + i * nk;
     const int64_t pos = pos0 + i;
-    float max_score = -INFINITY;
-    for (int64_t j = 0; j <= pos; ++j) {
-      row[j] *= scale;
-      max_score = std::max(max_score, row[j]);
-    }
-    kernels::exp_shifted(pos + 1, max_score, row);
-    double sum = 0.0;
-    for (int64_t j = 0; j <= pos; ++j) sum += row[j];
-    const float inv_sum = static_cast<float>(1.0 / sum);
-    for (int64_t j = 0; j <= pos; ++j) row[j] *= inv_sum;
+    kernels::softmax(pos + 1, scale, row);
     std::fill(row + pos + 1, row + nk, 0.0f);
     std::fill_n(out + i * out_stride, hd, 0.0f);
   }
