@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "support/scoped_env.h"
 
 namespace verdict::kernels {
 namespace {
@@ -29,8 +30,8 @@ TEST(ThreadPool, RunsEveryIndexOnce) {
 
 // Sets $VERDICT_SPIN_US for the scope (the pool reads it when constructed).
 struct SpinEnv {
-  explicit SpinEnv(const char* value) { ::setenv("VERDICT_SPIN_US", value, 1); }
-  ~SpinEnv() { ::unsetenv("VERDICT_SPIN_US"); }
+  explicit SpinEnv(const char* value) : env("VERDICT_SPIN_US", value) {}
+  verdict::testing::ScopedEnv env;
 };
 
 // Back-to-back loops meet spinning workers; loops after a pause longer than the spin meet sleeping

@@ -18,6 +18,7 @@
 #include "golden_util.h"
 #include "kernels/ops.h"
 #include "models/qwen35/gguf_export.h"
+#include "support/scoped_env.h"
 
 namespace verdict::models::qwen35 {
 namespace {
@@ -28,11 +29,10 @@ std::string temp_path(const std::string& tag) {
   return ::testing::TempDir() + "/qwen35_gguf_test_" + std::to_string(::getpid()) + "_" + tag + ".gguf";
 }
 
-// Exact fp32 activations: GGUF models otherwise run the kernels' packed GEMMs by default (int8 or bf16
-// activations, as llama.cpp rounds them), which these exactness checks are not about.
+// Exact fp32 activations (the test binaries' default, see tests/support/exact_mode.cc), whatever
+// VERDICT_PACK the suite runs with: these exactness checks are not about the packed GEMMs' rounding.
 struct ExactActivations {
-  ExactActivations() { ::setenv("VERDICT_PACK", "0", 1); }
-  ~ExactActivations() { ::unsetenv("VERDICT_PACK"); }
+  verdict::testing::ScopedEnv env{"VERDICT_PACK", "0"};
 };
 
 struct TempFile {
@@ -198,6 +198,7 @@ TEST(GgufModel, QuantizedFilesComputeTheirDequantizedModel) {
 // through the packed GEMM, while the embedding lookup keeps reading the rows as stored, so the hidden
 // states are those of the unpacked output bit for bit.
 TEST(GgufModel, PackedOutputProjectionLeavesTheEmbeddingLookupAlone) {
+  const verdict::testing::ScopedEnv default_mode("VERDICT_PACK", nullptr);  // packed
   const TempFile quantized{temp_path("qwen35-tiny-q8-output")};
   (void)export_gguf(checkpoint_dir("qwen35-tiny"), quantized.path, {formats::GgmlType::Q8_0, ""});
   LoadOptions unpacked_output;

@@ -216,8 +216,8 @@ std::unique_ptr<Weights> Weights::load(const std::string& dir, const Config& c,
   return w;
 }
 
-void Weights::pack_matrices(bool by_default, bool output) {
-  if (!kernels::pack_enabled(by_default)) return;
+void Weights::pack_matrices(bool output) {
+  if (!kernels::pack_enabled(/*by_default=*/true)) return;
   auto pack = [](Matrix& m) {
     m.repacked = kernels::pack(m.view);
     m.view.pack = m.repacked.view();
