@@ -69,7 +69,8 @@ enum class PackKind : uint8_t {
   None,
   // Unsigned 4- or 8-bit integers in panels of 16 rows, per 32-column block one fp32 scale per row (and
   // for Q4_K/MLX one fp32 "min" per row, which multiplies Σx of the block); multiplied with activations
-  // quantized to int8 per token and 32-column block (AVX-512 VNNI vpdpbusd, AVX2 vpmaddubsw + vpmaddwd, scalar).
+  // quantized to int8 per token and 32-column block (AVX-512 VNNI vpdpbusd, AVX2 vpmaddubsw + vpmaddwd,
+  // scalar).
   Int8,
   // bfloat16 values in panels of 16 rows × 2 columns, multiplied with activations rounded to bf16
   // (AVX-512 vdpbf16ps).
