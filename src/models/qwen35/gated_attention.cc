@@ -6,12 +6,11 @@
 
 #include "kernels/ops.h"
 #include "kernels/thread_pool.h"
+#include "models/qwen35/activations.h"
 #include "models/qwen35/norms.h"
 
 namespace verdict::models::qwen35 {
 namespace {
-
-std::vector<float> buffer(int64_t n) { return std::vector<float>(static_cast<std::size_t>(n)); }
 
 // Causal softmax attention of a block of nb consecutive query rows (positions pos0 .. pos0 + nb − 1) of one
 // head over the cached positions [0, pos] of its KV head, times the sigmoid output gate (spec §7.4).
@@ -63,7 +62,7 @@ void attention_forward(const StepContext& step, const AttentionWeights& w, int64
   const int64_t rows = step.rows, hd = c.head_dim, QG = c.q_proj_rows(), KV = c.kv_dim();
   const int64_t T = step.pool.max_tokens();
 
-  std::vector<float> qg = buffer(rows * QG), k = buffer(rows * KV), v = buffer(rows * KV);
+  Activations qg(rows * QG), k(rows * KV), v(rows * KV);
   kernels::matmul(w.q_proj.view, xn, rows, qg.data());
   kernels::matmul(w.k_proj.view, xn, rows, k.data());
   kernels::matmul(w.v_proj.view, xn, rows, v.data());
@@ -96,7 +95,7 @@ void attention_forward(const StepContext& step, const AttentionWeights& w, int64
   }
 
   // Attention per (sequence, query head); contiguous GQA groups h' = ⌊h / (nq/nkv)⌋.
-  std::vector<float> attn = buffer(rows * c.attn_dim());
+  Activations attn(rows * c.attn_dim());
   const int64_t group = c.nq / c.nkv;
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
   const auto n_segments = static_cast<int64_t>(step.segments.size());

@@ -4,12 +4,13 @@
 
 #include "kernels/ops.h"
 #include "kernels/thread_pool.h"
+#include "models/qwen35/activations.h"
 
 namespace verdict::models::qwen35 {
 
 void mlp_forward(const MlpWeights& w, const float* xn, int64_t rows, float* out) {
   const int64_t I = w.gate_proj.view.rows;
-  std::vector<float> gate(static_cast<std::size_t>(rows * I)), up(gate.size());
+  Activations gate(rows * I), up(rows * I);
   kernels::matmul(w.gate_proj.view, xn, rows, gate.data());
   kernels::matmul(w.up_proj.view, xn, rows, up.data());
   kernels::parallel_for(rows, static_cast<double>(4 * I), [&](int64_t r) {
