@@ -203,6 +203,7 @@ void exp_shifted(int64_t n, float shift, float* x);
 float dot(const float* a, const float* b, int64_t n);          // Σ a_i b_i
 void axpy(int64_t n, float a, const float* x, float* y);       // y += a · x
 void scale(int64_t n, float a, float* x);                      // x *= a
+void mul_acc(int64_t n, const float* a, const float* b, float* y);  // y += a ⊙ b (product rounded, then sum)
 
 // y[i] = silu(x[i]) · m[i] = x[i] / (1 + e^−x[i]) · m[i] (m = nullptr: · 1); y may alias x or m. SIMD
 // versions use exp_shifted's polynomial; the scalar version is std::exp. Single-threaded.

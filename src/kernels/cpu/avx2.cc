@@ -430,6 +430,19 @@ void silu_mul_avx2(int64_t n, const float* x, const float* m, float* y) {
   }
 }
 
+void mul_acc_avx2(int64_t n, const float* a, const float* b, float* y) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const __m256 p = _mm256_mul_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i));
+    _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(y + i), p));
+  }
+  if (i < n) {
+    const __m256i m = lane_mask(n - i);
+    const __m256 p = _mm256_mul_ps(_mm256_maskload_ps(a + i, m), _mm256_maskload_ps(b + i, m));
+    _mm256_maskstore_ps(y + i, m, _mm256_add_ps(_mm256_maskload_ps(y + i, m), p));
+  }
+}
+
 void softmax_avx2(int64_t n, float scale, float* x) {
   const __m256 sv = _mm256_set1_ps(scale);
   __m256 mv = _mm256_set1_ps(-__builtin_inff());
@@ -529,7 +542,8 @@ const KernelTable& avx2_table() {
                                  gemm_f32_avx2,
                                  quantize_rows_avx2,
                                  int8_tile_avx2,     bf16_rows_generic,   bf16_tile_generic,
-                                 silu_mul_avx2,      sum_squares_avx2,    softmax_avx2};
+                                 silu_mul_avx2,      sum_squares_avx2,    softmax_avx2,
+                                 mul_acc_avx2};
   return table;
 }
 

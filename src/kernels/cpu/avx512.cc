@@ -295,6 +295,19 @@ void silu_mul_avx512(int64_t n, const float* x, const float* m, float* y) {
   }
 }
 
+void mul_acc_avx512(int64_t n, const float* a, const float* b, float* y) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const __m512 p = _mm512_mul_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i));
+    _mm512_storeu_ps(y + i, _mm512_add_ps(_mm512_loadu_ps(y + i), p));
+  }
+  if (i < n) {
+    const __mmask16 m = tail_mask(n - i);
+    const __m512 p = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i));
+    _mm512_mask_storeu_ps(y + i, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, y + i), p));
+  }
+}
+
 void softmax_avx512(int64_t n, float scale, float* x) {
   const __m512 sv = _mm512_set1_ps(scale);
   __m512 mv = _mm512_set1_ps(-__builtin_inff());
@@ -423,7 +436,8 @@ const KernelTable& avx512_table() {
                                  gemm_f32_avx512,
                                  quantize_rows_avx512,
                                  int8_tile_generic,    bf16_rows_avx512,      bf16_tile_generic,
-                                 silu_mul_avx512,      sum_squares_avx512,    softmax_avx512};
+                                 silu_mul_avx512,      sum_squares_avx512,    softmax_avx512,
+                                 mul_acc_avx512};
   return table;
 }
 

@@ -88,6 +88,13 @@ void silu_mul_generic(int64_t n, const float* x, const float* m, float* y) {
   }
 }
 
+void mul_acc_generic(int64_t n, const float* a, const float* b, float* y) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float p = a[i] * b[i];  // rounded: no contraction into an fma
+    y[i] += p;
+  }
+}
+
 void softmax_generic(int64_t n, float scale, float* x) {
   float max = -INFINITY;
   for (int64_t i = 0; i < n; ++i) {
@@ -311,7 +318,8 @@ const KernelTable& generic_table() {
                                  gemm_f32_generic,
                                  quantize_rows_generic,
                                  int8_tile_generic,   bf16_rows_generic,      bf16_tile_generic,
-                                 silu_mul_generic,    sum_squares_generic,    softmax_generic};
+                                 silu_mul_generic,    sum_squares_generic,    softmax_generic,
+                                 mul_acc_generic};
   return table;
 }
 

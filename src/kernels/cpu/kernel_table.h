@@ -85,6 +85,7 @@ struct KernelTable {
   void (*silu_mul)(int64_t n, const float* x, const float* m, float* y);
   double (*sum_squares)(const float* x, int64_t n);
   void (*softmax)(int64_t n, float scale, float* x);
+  void (*mul_acc)(int64_t n, const float* a, const float* b, float* y);
 };
 
 const KernelTable& generic_table();

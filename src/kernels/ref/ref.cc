@@ -224,6 +224,13 @@ void silu_mul(int64_t n, const float* x, const float* m, float* y) {
   }
 }
 
+void mul_acc(int64_t n, const float* a, const float* b, float* y) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float p = a[i] * b[i];
+    y[i] += p;
+  }
+}
+
 void softmax(int64_t n, float scale, float* x) {
   double max = -INFINITY;
   for (int64_t i = 0; i < n; ++i) max = std::max(max, static_cast<double>(scale) * x[i]);

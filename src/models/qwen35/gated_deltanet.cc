@@ -24,11 +24,8 @@ void conv_segment(const Config& c, const DeltaNetWeights& w, const Segment& seg,
     for (int64_t t = task * per_task; t < std::min(seg.n, (task + 1) * per_task); ++t) {
       float* yt = y + (seg.row0 + t) * C;
       std::fill_n(yt, C, 0.0f);
-      for (int64_t j = 0; j < K; ++j) {
-        const float* src = window_row(t + j);  // token t − (K−1) + j
-        const float* tap = w.conv.data() + j * C;
-        for (int64_t ch = 0; ch < C; ++ch) yt[ch] += tap[ch] * src[ch];
-      }
+      for (int64_t j = 0; j < K; ++j)  // token t − (K−1) + j
+        kernels::mul_acc(C, w.conv.data() + j * C, window_row(t + j), yt);
       kernels::silu_mul(C, yt, nullptr, yt);
     }
   });
