@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/heap.h"
 #include "kernels/thread_pool.h"
 #include "models/qwen35/backbone.h"
 #include "modelgen/generator.h"
@@ -25,6 +26,9 @@ namespace {
 using verdict::models::qwen35::Backbone;
 using verdict::models::qwen35::SequenceInput;
 using verdict::models::qwen35::SeqStatePool;
+
+// As `verdict` does at start-up (before benchmark's main creates any thread).
+[[maybe_unused]] const bool kHeapTuned = (verdict::tune_heap_for_inference(), true);
 
 constexpr int64_t kPromptTokens = 512;
 constexpr int64_t kDecodeRoom = 512;  // decode steps before the state is rebuilt

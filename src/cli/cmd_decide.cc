@@ -47,7 +47,9 @@ int run_decide(Args& args) {
 
   if (detect_kind(dir) != ModelKind::Decision)
     throw Error(dir + ": not a decision model (no joint_head.safetensors + joint_head_config.json)");
-  const auto backbone = models::qwen35::Backbone::load(dir);
+  models::qwen35::LoadOptions load;
+  load.pack_output = false;  // a decision reads hidden states, never logits
+  const auto backbone = models::qwen35::Backbone::load(dir, load);
   const auto tok = tokenizer::Tokenizer::from_file(tokenizer_path(dir));
   decision::HfPieceTokenizer pieces(tok);
   decision::RecordEncoder encoder(pieces);

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/heap.h"
 
 namespace {
 
@@ -23,6 +24,7 @@ void print_help(std::FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  verdict::tune_heap_for_inference();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     print_help(stderr);

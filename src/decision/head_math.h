@@ -6,9 +6,11 @@
 #include <cstddef>
 #include <limits>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "decision/head_weights.h"
+#include "kernels/ops.h"
 
 namespace verdict::decision::head_math {
 
@@ -63,10 +65,23 @@ inline T dot(const T* a, const U* b, std::size_t n) {
   return s;
 }
 
-// y = x·Wᵀ + b for W [out, in] (row-major, fp32) and optional bias (nullptr).
+// y = x·Wᵀ + b for W [out, in] (row-major, fp32) and optional bias (nullptr). The fp32 head runs the
+// product on the kernels (fp32 fused multiply-adds on the kernel pool); the fp64 head in plain loops.
 template <class T>
 Mat<T> linear(const Mat<T>& x, const float* w, const float* b, std::size_t out, std::size_t in) {
   Mat<T> y(x.rows, out);
+  if constexpr (std::is_same_v<T, float>) {
+    kernels::WeightMatrix m;
+    m.type = kernels::WeightType::F32;
+    m.rows = static_cast<int64_t>(out);
+    m.cols = static_cast<int64_t>(in);
+    m.f32 = w;
+    kernels::matmul(m, x.data.data(), static_cast<int64_t>(x.rows), y.data.data());
+    if (b != nullptr)
+      for (std::size_t r = 0; r < x.rows; ++r)
+        for (std::size_t o = 0; o < out; ++o) y.row(r)[o] += b[o];
+    return y;
+  }
   parallel_for(out, x.rows * in, [&](std::size_t o0, std::size_t o1) {
     for (std::size_t r = 0; r < x.rows; ++r) {
       const T* xr = x.row(r);

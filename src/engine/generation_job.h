@@ -29,7 +29,8 @@ enum class EndReason : uint8_t {
   kFailed,       // a forward step threw
 };
 
-// The generating side of a sequence, called on the engine thread only, one call at a time.
+// The generating side of a sequence, called by its engine one call at a time. next() of different
+// sources of one step may run at the same time, on the kernel pool's threads.
 class TokenSource {
  public:
   virtual ~TokenSource() = default;

@@ -5,7 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <span>
 #include <utility>
+#include <vector>
+
+#include "kernels/thread_pool.h"
 
 namespace verdict::engine {
 namespace {
@@ -262,6 +266,7 @@ void Scheduler::plan_locked(StepPlan& plan) {
 void Scheduler::after_generation_step(StepPlan& plan, const StepOutput& out) {
   const auto vocab = static_cast<std::size_t>(model_->vocab_size());
   std::size_t logits_row = 0;
+  std::vector<std::pair<GenerationJob*, std::span<const float>>> asks;  // sources to ask for a token
   for (StepPlan::Gen& g : plan.gens) {
     GenerationJob& job = *g.job;
     job.length_ += g.tokens;
@@ -271,8 +276,14 @@ void Scheduler::after_generation_step(StepPlan& plan, const StepOutput& out) {
     const std::span<const float> row(out.logits.data() + logits_row * vocab, vocab);
     ++logits_row;
     if (job.cancel_requested_.load()) continue;  // dropped as cancelled below
-    job.pending_ = job.source_->next(row);
+    asks.emplace_back(&job, row);
   }
+  // Sampling a row of a real vocabulary (248k entries) takes about a millisecond: the streams' sources
+  // run side by side on the kernel pool rather than one after another.
+  kernels::parallel_for(static_cast<int64_t>(asks.size()), 16.0 * static_cast<double>(vocab), [&](int64_t i) {
+    auto& [job, row] = asks[static_cast<std::size_t>(i)];
+    job->pending_ = job->source_->next(row);
+  });
 }
 
 

@@ -69,7 +69,8 @@ enum class PackKind : uint8_t {
   None,
   // Unsigned 4- or 8-bit integers in panels of 16 rows, per 32-column block one fp32 scale per row (and
   // for Q4_K/MLX one fp32 "min" per row, which multiplies Σx of the block); multiplied with activations
-  // quantized to int8 per token and 32-column block (AVX-512 VNNI vpdpbusd, AVX2 vpmaddwd, scalar).
+  // quantized to int8 per token and 32-column block (AVX-512 VNNI vpdpbusd, AVX2 vpmaddubsw + vpmaddwd,
+  // scalar).
   Int8,
   // bfloat16 values in panels of 16 rows × 2 columns, multiplied with activations rounded to bf16
   // (AVX-512 vdpbf16ps).
@@ -202,5 +203,15 @@ void exp_shifted(int64_t n, float shift, float* x);
 float dot(const float* a, const float* b, int64_t n);          // Σ a_i b_i
 void axpy(int64_t n, float a, const float* x, float* y);       // y += a · x
 void scale(int64_t n, float a, float* x);                      // x *= a
+void mul_acc(int64_t n, const float* a, const float* b, float* y);  // y += a ⊙ b (product rounded, then sum)
+
+// y[i] = silu(x[i]) · m[i] = x[i] / (1 + e^−x[i]) · m[i] (m = nullptr: · 1); y may alias x or m. SIMD
+// versions use exp_shifted's polynomial; the scalar version is std::exp. Single-threaded.
+void silu_mul(int64_t n, const float* x, const float* m, float* y);
+// Σ x_i², accumulated in double (the norms' denominators). Single-threaded.
+double sum_squares(const float* x, int64_t n);
+// x ← softmax(scale · x) over n > 0 values: s_i = scale · x_i, e_i = e^(s_i − max s) as exp_shifted, sum in
+// double, x_i = e_i · float(1 / sum). Single-threaded.
+void softmax(int64_t n, float scale, float* x);
 
 }  // namespace verdict::kernels

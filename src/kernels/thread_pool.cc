@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -25,9 +26,43 @@ class InsideTask {
   bool previous_;
 };
 
+// How long a worker waits for the next loop, and the caller for the workers' last iterations, spinning
+// before it sleeps: $VERDICT_SPIN_US microseconds, default 100 (0: never spin). Decode steps are series
+// of loops of a few microseconds each, separated by short serial parts; sleeping between them costs a
+// futex wake-up per loop and worker.
+std::chrono::microseconds spin_time() {
+  const char* env = std::getenv("VERDICT_SPIN_US");
+  if (env == nullptr || *env == '\0') return std::chrono::microseconds(100);
+  char* end = nullptr;
+  const long v = std::strtol(env, &end, 10);
+  if (end == nullptr || *end != '\0' || v < 0 || v > 1'000'000)
+    throw Error("VERDICT_SPIN_US must be an integer in [0, 1000000], got '" + std::string(env) + "'");
+  return std::chrono::microseconds(v);
+}
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Spins until done() or `time` has passed; returns done().
+template <typename Done>
+bool spin_until(std::chrono::microseconds time, const Done& done) {
+  if (time.count() == 0) return done();
+  const auto until = std::chrono::steady_clock::now() + time;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (done()) return true;
+      cpu_relax();
+    }
+    if (std::chrono::steady_clock::now() >= until) return done();
+  }
+}
+
 }  // namespace
 
-ThreadPool::ThreadPool(int threads) {
+ThreadPool::ThreadPool(int threads) : spin_(spin_time()) {
   if (threads < 1) threads = 1;
   workers_.reserve(static_cast<std::size_t>(threads - 1));
   for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
@@ -61,6 +96,9 @@ void ThreadPool::work_on_current_job() {
 void ThreadPool::worker_loop() {
   uint64_t seen = 0;
   for (;;) {
+    spin_until(spin_, [&] {
+      return published_.load(std::memory_order_acquire) != seen || stopping_.load(std::memory_order_relaxed);
+    });
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
@@ -93,13 +131,18 @@ void ThreadPool::run(int64_t n, TaskRef task) {
     error_ = nullptr;
     job_open_ = true;
     ++generation_;
+    published_.store(generation_, std::memory_order_release);
   }
   wake_.notify_all();
   work_on_current_job();  // returns once every iteration is claimed
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    job_open_ = false;  // from here on no worker joins
+  }
+  spin_until(spin_, [&] { return active_workers_.load(std::memory_order_acquire) == 0; });
   std::exception_ptr error;
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    job_open_ = false;
     done_.wait(lock, [&] { return active_workers_ == 0; });
     task_ = nullptr;
     error = error_;

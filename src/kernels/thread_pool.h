@@ -3,6 +3,7 @@
 // model code splits by (sequence, head); a loop started from inside a pool task runs inline.
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -55,15 +56,20 @@ class ThreadPool {
   // The current job, published under mutex_; iterations are claimed lock-free through `next_`.
   // A worker joins a job only while it is open; the caller closes it once every iteration is
   // claimed and waits for the joined workers only, never for workers that are still asleep.
+  // Workers and the caller first spin briefly ($VERDICT_SPIN_US, see thread_pool.cc) on the atomics
+  // `published_` and `active_workers_` before sleeping on the condition variables: a decode step runs
+  // hundreds of short loops, and a futex wake-up per loop would cost more than the loop.
   TaskRef* task_ = nullptr;
   int64_t count_ = 0;
   std::atomic<int64_t> next_{0};
   uint64_t generation_ = 0;
+  std::atomic<uint64_t> published_{0};  // generation_, readable without the mutex
   bool job_open_ = false;
-  int active_workers_ = 0;
-  bool stopping_ = false;
+  std::atomic<int> active_workers_{0};  // written under mutex_
+  std::atomic<bool> stopping_{false};  // written under mutex_
   std::exception_ptr error_;
   std::mutex run_mutex_;  // one job at a time per pool
+  std::chrono::microseconds spin_;
 };
 
 // The process-wide pool kernels use. Its size is $VERDICT_THREADS when set, else the number of

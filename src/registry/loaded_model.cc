@@ -11,7 +11,9 @@ namespace verdict::registry {
 
 std::unique_ptr<LoadedModel> LoadedModel::load(const ModelSpec& spec, const LoadParams& params) {
   std::unique_ptr<LoadedModel> m(new LoadedModel());
-  m->backbone_ = models::qwen35::Backbone::load(spec.path);
+  models::qwen35::LoadOptions options;
+  options.pack_output = spec.kind == ModelKind::kChat;  // decisions read hidden states, never logits
+  m->backbone_ = models::qwen35::Backbone::load(spec.path, options);
   if (spec.kind == ModelKind::kChat) {
     m->start_engine(spec, params);
     return m;

@@ -2,12 +2,11 @@
 
 #include <ctime>
 
-#include "decision/errors.h"
 #include "decision/json_value.h"
 #include "decision/render.h"
 #include "registry/errors.h"
+#include "server/admission.h"
 #include "server/errors.h"
-#include "server/log.h"
 
 namespace verdict::server {
 namespace {
@@ -121,22 +120,12 @@ HttpResponse model_action(registry::Registry& registry, const std::string& name,
         break;
     }
     return json(status, data_entry(registry, *registry.status(name)));
-  } catch (const decision::DecisionError& e) {
-    return error_response(e);
   } catch (const registry::NotLoadableError& e) {
     return error_response(400, "model_not_loadable", e.what());
   } catch (const registry::ModelPinnedError& e) {
     return error_response(400, "model_pinned", e.what());
-  } catch (const registry::InsufficientMemoryError& e) {
-    log_line("admin " + request_id + ": " + e.what() + " — " + e.detail());
-    return error_response(503, "insufficient_memory", e.what(), 1);
-  } catch (const registry::LoadFailedError& e) {
-    log_line("admin " + request_id + ": " + e.what());
-    return error_response(500, "model_load_failed",
-                          "model '" + e.model() + "' failed to load: " + e.reason() + " (request id " + request_id + ")");
-  } catch (const std::exception& e) {
-    log_line("admin " + request_id + ": internal error: " + e.what());
-    return error_response(500, "internal_error", "internal server error (request id " + request_id + ")");
+  } catch (...) {
+    return model_route_error(request_id);  // unknown model, memory, load failures: as on the model routes
   }
 }
 

@@ -15,17 +15,9 @@ namespace verdict {
 namespace {
 
 using testing::fixture;
+using testing::id_list;
 using testing::run_process;
 using testing::verdict_bin;
-
-std::string id_list(const Json& ids) {
-  std::string out;
-  for (const auto& id : ids) {
-    if (!out.empty()) out += ',';
-    out += std::to_string(id.get<int>());
-  }
-  return out;
-}
 
 // Ids the fixture tokenizer can decode: one past the largest vocabulary or added-token id.
 int64_t tokenizer_ids() {

@@ -12,17 +12,9 @@ namespace verdict {
 namespace {
 
 using testing::fixture;
+using testing::id_list;
 using testing::run_process;
 using testing::verdict_bin;
-
-std::string id_list(const Json& ids) {
-  std::string out;
-  for (const auto& id : ids) {
-    if (!out.empty()) out += ',';
-    out += std::to_string(id.get<int>());
-  }
-  return out;
-}
 
 // README tolerance per row: max|Δ| ≤ 5e-4 and max|Δ| / max|ref| ≤ 1e-4.
 void expect_row_close(const Json& got, const Json& want, const std::string& what) {

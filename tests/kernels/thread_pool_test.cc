@@ -3,8 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
+#include <thread>
 #include <vector>
+
+#include "core/error.h"
+#include "support/scoped_env.h"
 
 namespace verdict::kernels {
 namespace {
@@ -18,6 +25,34 @@ TEST(ThreadPool, RunsEveryIndexOnce) {
       pool.run(n, [&](int64_t i) { hits[static_cast<std::size_t>(i)].fetch_add(1); });
       for (auto& h : hits) ASSERT_EQ(h.load(), 1);
     }
+  }
+}
+
+// Sets $VERDICT_SPIN_US for the scope (the pool reads it when constructed).
+struct SpinEnv {
+  explicit SpinEnv(const char* value) : env("VERDICT_SPIN_US", value) {}
+  verdict::testing::ScopedEnv env;
+};
+
+// Back-to-back loops meet spinning workers; loops after a pause longer than the spin meet sleeping
+// ones. Either way every iteration runs exactly once and the caller sees all of its writes.
+TEST(ThreadPool, SpinningAndSleepingWorkersRunEveryIteration) {
+  for (const char* spin : {"0", "50", "100000"}) {
+    const SpinEnv env(spin);
+    ThreadPool pool(3);
+    for (int round = 0; round < 60; ++round) {
+      std::vector<int64_t> out(37, 0);  // plain writes: visible to the caller only through the pool's ordering
+      pool.run(37, [&](int64_t i) { out[static_cast<std::size_t>(i)] += i + round; });
+      for (int64_t i = 0; i < 37; ++i) ASSERT_EQ(out[static_cast<std::size_t>(i)], i + round) << spin;
+      if (round % 20 == 19) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+}
+
+TEST(ThreadPool, RefusesABadSpinTime) {
+  for (const char* bad : {"-1", "x", "2000000"}) {
+    const SpinEnv env(bad);
+    EXPECT_THROW(ThreadPool pool(2), Error) << bad;
   }
 }
 

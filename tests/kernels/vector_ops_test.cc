@@ -1,4 +1,4 @@
-// dot / axpy / scale on every ISA against kernels/ref, odd lengths included.
+// dot / axpy / scale / silu_mul / sum_squares on every ISA against kernels/ref, odd lengths included.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -29,6 +29,96 @@ TEST(VectorOps, DotMatchesReference) {
       for (int64_t i = 0; i < n; ++i) magnitude += std::fabs(double(a[i]) * b[i]);
       const double tol = 2.0 * double(n + 1) * std::numeric_limits<float>::epsilon() * magnitude;
       EXPECT_NEAR(dot(a.data(), b.data(), n), ref::dot(a.data(), b.data(), n), tol) << isa_name(isa) << " n=" << n;
+    }
+  }
+}
+
+// silu(x) · m within 4 float ulps (or 1e-30 absolute, where e^−x overflows) of the double reference, with
+// and without m, in place, across the range where e^−x over- and underflows; the tail stays untouched.
+TEST(VectorOps, SiluMulMatchesReference) {
+  std::mt19937 rng(13);
+  for (Isa isa : supported_isas()) {
+    IsaScope scope(isa);
+    for (int64_t n : kLengths) {
+      auto x = random_floats(rng, n, -12.0f, 12.0f), m = random_floats(rng, n);
+      for (int64_t i = 0; i < n; i += 5) x[i] = (i % 2 ? 1.0f : -1.0f) * static_cast<float>(i % 200);  // ±0 .. ±199
+      std::vector<float> want(x.size()), want_plain(x.size());
+      ref::silu_mul(n, x.data(), m.data(), want.data());
+      ref::silu_mul(n, x.data(), nullptr, want_plain.data());
+      std::vector<float> got(x.size() + 1, 42.0f), plain(x.size() + 1, 42.0f);
+      silu_mul(n, x.data(), m.data(), got.data());
+      silu_mul(n, x.data(), nullptr, plain.data());
+      auto in_place = x;
+      silu_mul(n, in_place.data(), m.data(), in_place.data());
+      for (int64_t i = 0; i < n; ++i) {
+        const auto at = static_cast<std::size_t>(i);
+        const float tol = 4.0f * std::numeric_limits<float>::epsilon() * std::fabs(want[at]) + 1e-30f;
+        const float tol_plain = 4.0f * std::numeric_limits<float>::epsilon() * std::fabs(want_plain[at]) + 1e-30f;
+        ASSERT_NEAR(got[at], want[at], tol) << isa_name(isa) << " x=" << x[at];
+        ASSERT_NEAR(plain[at], want_plain[at], tol_plain) << isa_name(isa) << " x=" << x[at];
+        ASSERT_EQ(in_place[at], got[at]) << isa_name(isa);
+      }
+      EXPECT_EQ(got[static_cast<std::size_t>(n)], 42.0f);
+      EXPECT_EQ(plain[static_cast<std::size_t>(n)], 42.0f);
+    }
+  }
+}
+
+TEST(VectorOps, SumSquaresMatchesReference) {
+  std::mt19937 rng(14);
+  for (Isa isa : supported_isas()) {
+    IsaScope scope(isa);
+    for (int64_t n : kLengths) {
+      const auto x = random_floats(rng, n, -30.0f, 30.0f);
+      const double want = ref::sum_squares(x.data(), n);
+      EXPECT_NEAR(sum_squares(x.data(), n), want, 1e-14 * want) << isa_name(isa) << " n=" << n;
+    }
+  }
+}
+
+// softmax(scale · x) within 8 float ulps of the double reference (2-ulp exp, one rounding of 1/sum and
+// of each product), with a far-below-max tail that underflows to 0; sums to 1.
+TEST(VectorOps, SoftmaxMatchesReference) {
+  std::mt19937 rng(15);
+  for (Isa isa : supported_isas()) {
+    IsaScope scope(isa);
+    for (int64_t n : kLengths) {
+      if (n == 0) continue;
+      auto x = random_floats(rng, n, -20.0f, 20.0f);
+      if (n > 3) x[2] = -4000.0f;  // e^(scale · −4000 − max) underflows
+      auto want = x;
+      ref::softmax(n, 0.0625f, want.data());
+      x.push_back(42.0f);
+      softmax(n, 0.0625f, x.data());
+      double total = 0.0;
+      for (int64_t i = 0; i < n; ++i) {
+        const auto at = static_cast<std::size_t>(i);
+        ASSERT_NEAR(x[at], want[at], 8.0f * std::numeric_limits<float>::epsilon() * want[at] + 1e-38f)
+            << isa_name(isa) << " n=" << n << " i=" << i;
+        total += x[at];
+      }
+      EXPECT_NEAR(total, 1.0, 1e-5) << isa_name(isa);
+      EXPECT_EQ(x[static_cast<std::size_t>(n)], 42.0f);
+    }
+  }
+}
+
+// A rounded product, then a rounded sum, per element on every ISA: bit-identical to the twin; the tail
+// stays untouched.
+TEST(VectorOps, MulAccMatchesTheTwinBitForBit) {
+  std::mt19937 rng(16);
+  for (Isa isa : supported_isas()) {
+    IsaScope scope(isa);
+    for (int64_t n : kLengths) {
+      const auto a = random_floats(rng, n), b = random_floats(rng, n);
+      auto y = random_floats(rng, n);
+      auto want = y;
+      ref::mul_acc(n, a.data(), b.data(), want.data());
+      y.push_back(42.0f);
+      mul_acc(n, a.data(), b.data(), y.data());
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(y[static_cast<std::size_t>(i)], want[static_cast<std::size_t>(i)]) << isa_name(isa) << " n=" << n;
+      EXPECT_EQ(y[static_cast<std::size_t>(n)], 42.0f);
     }
   }
 }

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include "golden_util.h"
 #include "kernels/ops.h"
 #include "models/qwen35/gguf_export.h"
+#include "support/scoped_env.h"
 
 namespace verdict::models::qwen35 {
 namespace {
@@ -27,11 +29,10 @@ std::string temp_path(const std::string& tag) {
   return ::testing::TempDir() + "/qwen35_gguf_test_" + std::to_string(::getpid()) + "_" + tag + ".gguf";
 }
 
-// Exact fp32 activations: GGUF models otherwise run the kernels' packed GEMMs by default (int8 or bf16
-// activations, as llama.cpp rounds them), which these exactness checks are not about.
+// Exact fp32 activations (the test binaries' default, see tests/support/exact_mode.cc), whatever
+// VERDICT_PACK the suite runs with: these exactness checks are not about the packed GEMMs' rounding.
 struct ExactActivations {
-  ExactActivations() { ::setenv("VERDICT_PACK", "0", 1); }
-  ~ExactActivations() { ::unsetenv("VERDICT_PACK"); }
+  verdict::testing::ScopedEnv env{"VERDICT_PACK", "0"};
 };
 
 struct TempFile {
@@ -190,6 +191,34 @@ TEST(GgufModel, QuantizedFilesComputeTheirDequantizedModel) {
       expect_row_close(got, last_logits(*dq, ids), what + " " + prompt["name"].get<std::string>());
       EXPECT_LT(row_diff(got, to_floats(prompt["logits_last"])).rel(), c.max_rel_vs_golden) << what;
     }
+  }
+}
+
+// The output projection is packed with the layers (the embeddings themselves when tied): logits go
+// through the packed GEMM, while the embedding lookup keeps reading the rows as stored, so the hidden
+// states are those of the unpacked output bit for bit.
+TEST(GgufModel, PackedOutputProjectionLeavesTheEmbeddingLookupAlone) {
+  const verdict::testing::ScopedEnv default_mode("VERDICT_PACK", nullptr);  // packed
+  const TempFile quantized{temp_path("qwen35-tiny-q8-output")};
+  (void)export_gguf(checkpoint_dir("qwen35-tiny"), quantized.path, {formats::GgmlType::Q8_0, ""});
+  LoadOptions unpacked_output;
+  unpacked_output.pack_output = false;
+  const auto packed = Backbone::load(quantized.path);
+  const auto plain = Backbone::load(quantized.path, unpacked_output);
+  ASSERT_NE(packed->weights().output().pack, nullptr);
+  EXPECT_EQ(plain->weights().output().pack, nullptr);
+  for (const Json& prompt : golden("qwen35-tiny")["prompts"]) {
+    const std::vector<int32_t> ids = to_ids(prompt["ids"]);
+    const int64_t last = static_cast<int64_t>(ids.size()) - 1;
+    SeqStatePool pa = packed->make_pool(1, last + 1), pb = plain->make_pool(1, last + 1);
+    const ForwardOutput a = packed->prefill(pa, pa.acquire(), ids, std::span<const int64_t>(&last, 1));
+    const ForwardOutput b = plain->prefill(pb, pb.acquire(), ids, std::span<const int64_t>(&last, 1));
+    EXPECT_EQ(a.hidden, b.hidden) << prompt["name"];
+    const auto la = a.logits_row(0, 0), lb = b.logits_row(0, 0);
+    // Only the activations' int8 rounding separates the two (the weights are the same Q8_0 values).
+    EXPECT_LT(row_diff(la, lb).rel(), 0.02) << prompt["name"];
+    EXPECT_EQ(std::max_element(la.begin(), la.end()) - la.begin(), std::max_element(lb.begin(), lb.end()) - lb.begin())
+        << prompt["name"];
   }
 }
 

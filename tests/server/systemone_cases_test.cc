@@ -2,6 +2,7 @@
 // checkpoint as clef-tiny and clef-tiny-short (max length 480), as the fixture's README says.
 #include <gtest/gtest.h>
 
+#include "support/scoped_env.h"
 #include "test_server.h"
 
 namespace verdict::server::testing {
@@ -46,6 +47,44 @@ TEST_F(SystemOneCases, EveryFixtureCaseOverHttp) {
                                 OrderedJson(error.at("type")).dump() + R"(,"code":)" + OrderedJson(error.at("code")).dump() + "}}");
     }
   }
+}
+
+// Every number of `got` within `tolerance` of `want`, everything else equal (same members, same strings).
+void expect_close(const OrderedJson& got, const OrderedJson& want, double tolerance, const std::string& where) {
+  if (want.is_number_float()) {
+    ASSERT_TRUE(got.is_number()) << where;
+    EXPECT_NEAR(got.get<double>(), want.get<double>(), tolerance) << where;
+  } else if (want.is_object()) {
+    ASSERT_TRUE(got.is_object()) << where;
+    ASSERT_EQ(got.size(), want.size()) << where;
+    for (const auto& [key, value] : want.items()) {
+      ASSERT_TRUE(got.contains(key)) << where << "." << key;
+      expect_close(got.at(key), value, tolerance, where + "." + key);
+    }
+  } else {
+    EXPECT_EQ(got, want) << where;
+  }
+}
+
+// The fixture's answers come from exact fp32 activations (the tests' VERDICT_PACK=0). The default packed
+// backbone rounds activations to bf16, as the reference's bf16 backbone does: its probabilities stay within
+// the spec's end-to-end tolerance (abs ≤ 0.01 per probability, clef-decision.md §7), with the same choices.
+TEST(SystemOneCasesPacked, TheDefaultPackedBackboneStaysWithinTheSpecTolerance) {
+  const verdict::testing::ScopedEnv packed("VERDICT_PACK", nullptr);
+  TestServer server(clef_tiny_registry(), test_server_options());
+  httplib::Client client = server.client();
+  int compared = 0;
+  for (const OrderedJson& c : clef_tiny_cases().at("cases")) {
+    const OrderedJson& expected = c.at("expected");
+    if (expected.at("status").get<int>() != 200) continue;
+    const std::string name = c.at("name").get<std::string>();
+    const auto res = post_systemone(client, c.at("request_json").get<std::string>());
+    ASSERT_TRUE(res) << name;
+    ASSERT_EQ(res->status, 200) << name << ": " << res->body;
+    expect_close(comparable_response(res->body), expected.at("response"), 0.01, name);
+    ++compared;
+  }
+  EXPECT_GE(compared, 20);
 }
 
 TEST_F(SystemOneCases, MemberOrderOfTheEnvelopeAndUsage) {

@@ -26,4 +26,13 @@ std::string verdict_bin() {
   return env != nullptr ? env : VERDICT_BIN_PATH;
 }
 
+std::string id_list(const Json& ids) {
+  std::string out;
+  for (const auto& id : ids) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(id.get<int>());
+  }
+  return out;
+}
+
 }  // namespace verdict::testing

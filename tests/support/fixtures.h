@@ -2,6 +2,8 @@
 #pragma once
 #include <string>
 
+#include "core/json.h"
+
 namespace verdict::testing {
 
 // The fixtures folder: $VERDICT_FIXTURES, else the path configured at build time.
@@ -11,5 +13,7 @@ std::string fixtures_dir();
 std::string fixture(const std::string& relative);
 // The verdict executable ($VERDICT_BIN).
 std::string verdict_bin();
+// A JSON array of token ids as the CLI's --tokens argument: "1,2,3".
+std::string id_list(const Json& ids);
 
 }  // namespace verdict::testing

@@ -11,9 +11,9 @@
 
 namespace verdict::chat::jinja {
 
-class ExpressionParser {
+class ExpressionParser : private TokenReader {
  public:
-  explicit ExpressionParser(TokenStream& ts) : ts_(ts) {}
+  explicit ExpressionParser(TokenStream& ts) : TokenReader(ts) {}
 
   // A full expression (conditional expressions included).
   ExprPtr parse_expression();
@@ -27,15 +27,6 @@ class ExpressionParser {
   std::string dotted_name();
 
  private:
-  const Token& peek(std::size_t k = 0) const { return ts_.peek(k); }
-  const Token& next() { return ts_.next(); }
-  bool at_op(std::string_view op, std::size_t k = 0) const { return ts_.at_op(op, k); }
-  bool at_name(std::string_view name, std::size_t k = 0) const { return ts_.at_name(name, k); }
-  [[noreturn]] void fail(const Token& t, const std::string& message) const { ts_.fail(t, message); }
-  [[noreturn]] void unexpected(const Token& t, const std::string& expected) const { ts_.unexpected(t, expected); }
-  void expect_op(std::string_view op) { ts_.expect_op(op); }
-  std::string expect_name(const char* what) { return ts_.expect_name(what); }
-
   ExprPtr parse_or();
   ExprPtr binary(ExprKind kind, ExprPtr left, ExprPtr right, SourcePos pos, BinaryOp op = BinaryOp::Add);
   ExprPtr parse_and();
@@ -56,7 +47,6 @@ class ExpressionParser {
   ExprPtr parse_filter_expr(ExprPtr e);
   bool starts_test_argument() const;
 
-  TokenStream& ts_;
   int nesting_ = 0;
 };
 

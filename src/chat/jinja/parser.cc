@@ -11,10 +11,17 @@ bool is_closing_tag(std::string_view name) {
                        "endgeneration", "endraw", "endblock"});
 }
 
+// The token stream a Parser owns, as a base so that it exists before the TokenReader base reads it.
+struct OwnedTokens {
+  explicit OwnedTokens(std::vector<Token> tokens) : stream(std::move(tokens)) {}
+  TokenStream stream;
+};
+
 // Statements; expressions go to the ExpressionParser on the same token stream.
-class Parser {
+class Parser : private OwnedTokens, private TokenReader {
  public:
-  explicit Parser(std::vector<Token> tokens) : ts_(std::move(tokens)), expressions_(ts_) {}
+  explicit Parser(std::vector<Token> tokens)
+      : OwnedTokens(std::move(tokens)), TokenReader(stream), expressions_(stream) {}
 
   std::unique_ptr<Program> run() {
     auto program = std::make_unique<Program>();
@@ -24,15 +31,6 @@ class Parser {
   }
 
  private:
-  const Token& peek(std::size_t k = 0) const { return ts_.peek(k); }
-  const Token& next() { return ts_.next(); }
-  bool at_op(std::string_view op, std::size_t k = 0) const { return ts_.at_op(op, k); }
-  bool at_name(std::string_view name, std::size_t k = 0) const { return ts_.at_name(name, k); }
-  [[noreturn]] void fail(const Token& t, const std::string& message) const { ts_.fail(t, message); }
-  [[noreturn]] void unexpected(const Token& t, const std::string& expected) const { ts_.unexpected(t, expected); }
-  void expect_op(std::string_view op) { ts_.expect_op(op); }
-  std::string expect_name(const char* what) { return ts_.expect_name(what); }
-  void expect_block_end() { ts_.expect_block_end(); }
   ExprPtr parse_expression() { return expressions_.parse_expression(); }
   ExprPtr parse_tuple(bool with_condition) { return expressions_.parse_tuple(with_condition); }
   std::vector<Arg> parse_args() { return expressions_.parse_args(); }
@@ -341,7 +339,6 @@ class Parser {
     return f;
   }
 
-  TokenStream ts_;
   ExpressionParser expressions_;
   int block_depth_ = 0;
   int loop_depth_ = 0;

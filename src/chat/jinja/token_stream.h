@@ -61,4 +61,22 @@ class TokenStream {
   std::size_t pos_ = 0;
 };
 
+// The TokenStream calls under short names, for the two parsers that read one stream.
+class TokenReader {
+ protected:
+  explicit TokenReader(TokenStream& ts) : ts_(ts) {}
+
+  const Token& peek(std::size_t k = 0) const { return ts_.peek(k); }
+  const Token& next() { return ts_.next(); }
+  bool at_op(std::string_view op, std::size_t k = 0) const { return ts_.at_op(op, k); }
+  bool at_name(std::string_view name, std::size_t k = 0) const { return ts_.at_name(name, k); }
+  [[noreturn]] void fail(const Token& t, const std::string& message) const { ts_.fail(t, message); }
+  [[noreturn]] void unexpected(const Token& t, const std::string& expected) const { ts_.unexpected(t, expected); }
+  void expect_op(std::string_view op) { ts_.expect_op(op); }
+  std::string expect_name(const char* what) { return ts_.expect_name(what); }
+  void expect_block_end() { ts_.expect_block_end(); }
+
+  TokenStream& ts_;
+};
+
 }  // namespace verdict::chat::jinja

@@ -479,6 +479,83 @@ void exp_shifted_avx2(int64_t n, float shift, float* x) {
   }
 }
 
+inline __m256 silu8(__m256 x) {
+  return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), exp8(_mm256_sub_ps(_mm256_setzero_ps(), x))));
+}
+
+void silu_mul_avx2(int64_t n, const float* x, const float* m, float* y) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const __m256 s = silu8(_mm256_loadu_ps(x + i));
+    _mm256_storeu_ps(y + i, m == nullptr ? s : _mm256_mul_ps(s, _mm256_loadu_ps(m + i)));
+  }
+  if (i < n) {
+    const __m256i k = lane_mask(n - i);
+    const __m256 s = silu8(_mm256_maskload_ps(x + i, k));
+    _mm256_maskstore_ps(y + i, k, m == nullptr ? s : _mm256_mul_ps(s, _mm256_maskload_ps(m + i, k)));
+  }
+}
+
+void mul_acc_avx2(int64_t n, const float* a, const float* b, float* y) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const __m256 p = _mm256_mul_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i));
+    _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(y + i), p));
+  }
+  if (i < n) {
+    const __m256i m = lane_mask(n - i);
+    const __m256 p = _mm256_mul_ps(_mm256_maskload_ps(a + i, m), _mm256_maskload_ps(b + i, m));
+    _mm256_maskstore_ps(y + i, m, _mm256_add_ps(_mm256_maskload_ps(y + i, m), p));
+  }
+}
+
+void softmax_avx2(int64_t n, float scale, float* x) {
+  const __m256 sv = _mm256_set1_ps(scale);
+  __m256 mv = _mm256_set1_ps(-__builtin_inff());
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + i), sv);
+    _mm256_storeu_ps(x + i, v);
+    mv = _mm256_max_ps(mv, v);
+  }
+  float lanes[kLanes];
+  _mm256_storeu_ps(lanes, mv);
+  float max = lanes[0];
+  for (int l = 1; l < kLanes; ++l) max = lanes[l] > max ? lanes[l] : max;
+  for (; i < n; ++i) {
+    x[i] *= scale;
+    max = x[i] > max ? x[i] : max;
+  }
+  exp_shifted_avx2(n, max, x);
+  __m256d sum0 = _mm256_setzero_pd(), sum1 = _mm256_setzero_pd();
+  for (i = 0; i + kLanes <= n; i += kLanes) {
+    sum0 = _mm256_add_pd(sum0, _mm256_cvtps_pd(_mm_loadu_ps(x + i)));
+    sum1 = _mm256_add_pd(sum1, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4)));
+  }
+  double d[4];
+  _mm256_storeu_pd(d, _mm256_add_pd(sum0, sum1));
+  double sum = (d[0] + d[1]) + (d[2] + d[3]);
+  for (; i < n; ++i) sum += x[i];
+  scale_avx2(n, static_cast<float>(1.0 / sum), x);
+}
+
+double sum_squares_avx2(const float* x, int64_t n) {
+  __m256d acc0 = _mm256_setzero_pd(), acc1 = _mm256_setzero_pd();
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const __m256d lo = _mm256_cvtps_pd(_mm_loadu_ps(x + i));
+    const __m256d hi = _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4));
+    acc0 = _mm256_fmadd_pd(lo, lo, acc0);
+    acc1 = _mm256_fmadd_pd(hi, hi, acc1);
+  }
+  acc0 = _mm256_add_pd(acc0, acc1);
+  double lanes[4];
+  _mm256_storeu_pd(lanes, acc0);
+  double acc = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+  for (; i < n; ++i) acc += static_cast<double>(x[i]) * x[i];
+  return acc;
+}
+
 // gemm_f32: MR rows × 2 vectors of 8 columns (16 columns), masked past n.
 template <int MR>
 void gemm_tile_avx2(int64_t k, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
@@ -530,7 +607,9 @@ const KernelTable& avx2_table() {
                                  axpy_avx2,             scale_avx2,          exp_shifted_avx2,
                                  gemm_f32_avx2,
                                  quantize_rows_avx2,
-                                 int8_tile_avx2,     bf16_rows_generic,   bf16_tile_generic};
+                                 int8_tile_avx2,     bf16_rows_generic,   bf16_tile_generic,
+                                 silu_mul_avx2,      sum_squares_avx2,    softmax_avx2,
+                                 mul_acc_avx2};
   return table;
 }
 

@@ -278,6 +278,87 @@ void exp_shifted_avx512(int64_t n, float shift, float* x) {
   }
 }
 
+inline __m512 silu16(__m512 x) {
+  return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), exp16(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+}
+
+void silu_mul_avx512(int64_t n, const float* x, const float* m, float* y) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const __m512 s = silu16(_mm512_loadu_ps(x + i));
+    _mm512_storeu_ps(y + i, m == nullptr ? s : _mm512_mul_ps(s, _mm512_loadu_ps(m + i)));
+  }
+  if (i < n) {
+    const __mmask16 k = tail_mask(n - i);
+    const __m512 s = silu16(_mm512_maskz_loadu_ps(k, x + i));
+    _mm512_mask_storeu_ps(y + i, k, m == nullptr ? s : _mm512_mul_ps(s, _mm512_maskz_loadu_ps(k, m + i)));
+  }
+}
+
+void mul_acc_avx512(int64_t n, const float* a, const float* b, float* y) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const __m512 p = _mm512_mul_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i));
+    _mm512_storeu_ps(y + i, _mm512_add_ps(_mm512_loadu_ps(y + i), p));
+  }
+  if (i < n) {
+    const __mmask16 m = tail_mask(n - i);
+    const __m512 p = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i));
+    _mm512_mask_storeu_ps(y + i, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, y + i), p));
+  }
+}
+
+void softmax_avx512(int64_t n, float scale, float* x) {
+  const __m512 sv = _mm512_set1_ps(scale);
+  __m512 mv = _mm512_set1_ps(-__builtin_inff());
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const __m512 v = _mm512_mul_ps(_mm512_loadu_ps(x + i), sv);
+    _mm512_storeu_ps(x + i, v);
+    mv = _mm512_max_ps(mv, v);
+  }
+  const __mmask16 tail = tail_mask(n - i);
+  if (i < n) {
+    const __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, x + i), sv);
+    _mm512_mask_storeu_ps(x + i, tail, v);
+    mv = _mm512_mask_max_ps(mv, tail, mv, v);
+  }
+  const __m512 max = _mm512_set1_ps(_mm512_reduce_max_ps(mv));
+  __m512d sum0 = _mm512_setzero_pd(), sum1 = _mm512_setzero_pd();
+  for (i = 0; i + kLanes <= n; i += kLanes) {
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), max));
+    _mm512_storeu_ps(x + i, e);
+    sum0 = _mm512_add_pd(sum0, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+    sum1 = _mm512_add_pd(sum1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
+  }
+  if (i < n) {
+    const __m512 e = _mm512_maskz_mov_ps(tail, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, x + i), max)));
+    _mm512_mask_storeu_ps(x + i, tail, e);
+    sum0 = _mm512_add_pd(sum0, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+    sum1 = _mm512_add_pd(sum1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
+  }
+  scale_avx512(n, static_cast<float>(1.0 / _mm512_reduce_add_pd(_mm512_add_pd(sum0, sum1))), x);
+}
+
+double sum_squares_avx512(const float* x, int64_t n) {
+  __m512d acc0 = _mm512_setzero_pd(), acc1 = _mm512_setzero_pd();
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const __m512d lo = _mm512_cvtps_pd(_mm256_loadu_ps(x + i));
+    const __m512d hi = _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8));
+    acc0 = _mm512_fmadd_pd(lo, lo, acc0);
+    acc1 = _mm512_fmadd_pd(hi, hi, acc1);
+  }
+  if (i < n) {
+    const __m512 v = _mm512_maskz_loadu_ps(tail_mask(n - i), x + i);
+    const __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(v));
+    const __m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+    acc0 = _mm512_fmadd_pd(lo, lo, acc0);
+    acc1 = _mm512_fmadd_pd(hi, hi, acc1);
+  }
+  return _mm512_reduce_add_pd(_mm512_add_pd(acc0, acc1));
+}
+
 // gemm_f32: MR rows of C × NV vectors of 16 columns; B rows are read once per p for all MR rows.
 template <int MR, int NV>
 inline void gemm_tile(int64_t k, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
@@ -354,7 +435,9 @@ const KernelTable& avx512_table() {
                                  axpy_avx512,          scale_avx512,          exp_shifted_avx512,
                                  gemm_f32_avx512,
                                  quantize_rows_avx512,
-                                 int8_tile_generic,    bf16_rows_avx512,      bf16_tile_generic};
+                                 int8_tile_generic,    bf16_rows_avx512,      bf16_tile_generic,
+                                 silu_mul_avx512,      sum_squares_avx512,    softmax_avx512,
+                                 mul_acc_avx512};
   return table;
 }
 

@@ -46,6 +46,7 @@ Isa isa_from_env() {
 
 std::once_flag g_isa_once;
 std::atomic<int> g_isa{static_cast<int>(Isa::Scalar)};
+std::atomic<bool> g_isa_ready{false};  // after g_isa_once: active_isa() is called per kernel call
 
 const cpu::KernelTable& table_for(Isa isa) {
   switch (isa) {
@@ -187,7 +188,10 @@ Isa best_isa() {
 }
 
 Isa active_isa() {
-  std::call_once(g_isa_once, [] { g_isa.store(static_cast<int>(isa_from_env())); });
+  if (!g_isa_ready.load(std::memory_order_acquire)) {
+    std::call_once(g_isa_once, [] { g_isa.store(static_cast<int>(isa_from_env())); });
+    g_isa_ready.store(true, std::memory_order_release);
+  }
   return static_cast<Isa>(g_isa.load(std::memory_order_relaxed));
 }
 
@@ -196,6 +200,7 @@ void set_active_isa(Isa isa) {
     throw Error("instruction set " + std::string(isa_name(isa)) + " is not supported by this CPU");
   std::call_once(g_isa_once, [] {});
   g_isa.store(static_cast<int>(isa));
+  g_isa_ready.store(true, std::memory_order_release);
 }
 
 void check_weight(const WeightMatrix& w, const char* what) {
@@ -267,6 +272,12 @@ void dequantize_row(const WeightMatrix& w, int64_t r, float* out) { active_table
 float dot(const float* a, const float* b, int64_t n) { return active_table().dot(a, b, n); }
 void axpy(int64_t n, float a, const float* x, float* y) { active_table().axpy(n, a, x, y); }
 void scale(int64_t n, float a, float* x) { active_table().scale(n, a, x); }
+void silu_mul(int64_t n, const float* x, const float* m, float* y) { active_table().silu_mul(n, x, m, y); }
+double sum_squares(const float* x, int64_t n) { return active_table().sum_squares(x, n); }
+void mul_acc(int64_t n, const float* a, const float* b, float* y) { active_table().mul_acc(n, a, b, y); }
+void softmax(int64_t n, float scale, float* x) {
+  if (n > 0) active_table().softmax(n, scale, x);
+}
 void exp_shifted(int64_t n, float shift, float* x) { active_table().exp_shifted(n, shift, x); }
 void gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
               int64_t ldb, float* C, int64_t ldc) {

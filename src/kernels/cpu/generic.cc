@@ -81,6 +81,38 @@ void scale_generic(int64_t n, float a, float* x) {
   for (int64_t i = 0; i < n; ++i) x[i] *= a;
 }
 
+void silu_mul_generic(int64_t n, const float* x, const float* m, float* y) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float s = x[i] / (1.0f + std::exp(-x[i]));
+    y[i] = m == nullptr ? s : s * m[i];
+  }
+}
+
+void mul_acc_generic(int64_t n, const float* a, const float* b, float* y) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float p = a[i] * b[i];  // rounded: no contraction into an fma
+    y[i] += p;
+  }
+}
+
+void softmax_generic(int64_t n, float scale, float* x) {
+  float max = -INFINITY;
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] *= scale;
+    max = std::max(max, x[i]);
+  }
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum += x[i] = std::exp(x[i] - max);
+  const float inv = static_cast<float>(1.0 / sum);
+  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+double sum_squares_generic(const float* x, int64_t n) {
+  double acc = 0.0;
+  for (int64_t i = 0; i < n; ++i) acc += static_cast<double>(x[i]) * x[i];
+  return acc;
+}
+
 float load_half(const uint8_t* p) {
   uint16_t h;
   std::memcpy(&h, p, sizeof h);
@@ -285,7 +317,9 @@ const KernelTable& generic_table() {
                                  axpy_generic,        scale_generic,          exp_shifted_generic,
                                  gemm_f32_generic,
                                  quantize_rows_generic,
-                                 int8_tile_generic,   bf16_rows_generic,      bf16_tile_generic};
+                                 int8_tile_generic,   bf16_rows_generic,      bf16_tile_generic,
+                                 silu_mul_generic,    sum_squares_generic,    softmax_generic,
+                                 mul_acc_generic};
   return table;
 }
 

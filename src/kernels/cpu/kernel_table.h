@@ -82,6 +82,10 @@ struct KernelTable {
   // y[t, r] for t in [t0, t1), panels [p0, p1); xb holds bf16 activations, cols_padded per token.
   void (*bf16_tile)(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                     float* y);
+  void (*silu_mul)(int64_t n, const float* x, const float* m, float* y);
+  double (*sum_squares)(const float* x, int64_t n);
+  void (*softmax)(int64_t n, float scale, float* x);
+  void (*mul_acc)(int64_t n, const float* a, const float* b, float* y);
 };
 
 const KernelTable& generic_table();

@@ -1,5 +1,6 @@
 #include "kernels/ref/ref.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -213,6 +214,36 @@ void axpy(int64_t n, float a, const float* x, float* y) {
 
 void scale(int64_t n, float a, float* x) {
   for (int64_t i = 0; i < n; ++i) x[i] *= a;
+}
+
+void silu_mul(int64_t n, const float* x, const float* m, float* y) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    const double s = v / (1.0 + std::exp(-v));
+    y[i] = static_cast<float>(m == nullptr ? s : s * m[i]);
+  }
+}
+
+void mul_acc(int64_t n, const float* a, const float* b, float* y) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float p = a[i] * b[i];
+    y[i] += p;
+  }
+}
+
+void softmax(int64_t n, float scale, float* x) {
+  double max = -INFINITY;
+  for (int64_t i = 0; i < n; ++i) max = std::max(max, static_cast<double>(scale) * x[i]);
+  double sum = 0.0;
+  std::vector<double> e(static_cast<std::size_t>(n));
+  for (int64_t i = 0; i < n; ++i) sum += e[static_cast<std::size_t>(i)] = std::exp(static_cast<double>(scale) * x[i] - max);
+  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(e[static_cast<std::size_t>(i)] / sum);
+}
+
+double sum_squares(const float* x, int64_t n) {
+  long double acc = 0.0L;
+  for (int64_t i = 0; i < n; ++i) acc += static_cast<long double>(x[i]) * x[i];
+  return static_cast<double>(acc);
 }
 
 }  // namespace verdict::kernels::ref

@@ -26,5 +26,9 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int6
 float dot(const float* a, const float* b, int64_t n);
 void axpy(int64_t n, float a, const float* x, float* y);
 void scale(int64_t n, float a, float* x);
+void silu_mul(int64_t n, const float* x, const float* m, float* y);  // in double
+double sum_squares(const float* x, int64_t n);                       // in long double
+void softmax(int64_t n, float scale, float* x);                      // in double
+void mul_acc(int64_t n, const float* a, const float* b, float* y);   // product, then sum
 
 }  // namespace verdict::kernels::ref

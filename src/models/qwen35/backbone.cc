@@ -37,13 +37,13 @@ std::unique_ptr<Backbone> Backbone::load(const std::string& dir, const LoadOptio
     auto file = std::make_unique<formats::GgufFile>(dir);
     Config config = make_config(formats::gguf_qwen35_model_config(*file), dir);
     auto weights = Weights::load_gguf(std::move(file), config);
-    weights->pack_matrices(/*by_default=*/true);  // llama.cpp's activation rounding, as on its side
+    weights->pack_matrices(options.pack_output);
     return std::make_unique<Backbone>(std::move(config), std::move(weights), options);
   }
   const formats::ModelConfig model = formats::load_model_config(dir + "/config.json");
   Config config = make_config(model, dir + "/config.json");
   auto weights = Weights::load(dir, config, model);
-  weights->pack_matrices(/*by_default=*/false);  // safetensors: exact fp32 activations unless VERDICT_PACK=1
+  weights->pack_matrices(options.pack_output);
   return std::make_unique<Backbone>(std::move(config), std::move(weights), options);
 }
 

@@ -26,6 +26,10 @@ struct LoadOptions {
   // Test-only override of the value-head order; by default the file's own (Grouped for Hugging Face
   // and MLX files, Tiled for GGUF). Any other choice computes the wrong model (spec §6.4).
   std::optional<HeadMapping> head_mapping;
+  // Whether the output projection (lm_head, or the embeddings when tied) is repacked along with the layer
+  // matrices when those are (Weights::pack_matrices). Decision models never compute logits: false saves
+  // the copy and the load time.
+  bool pack_output = true;
 };
 
 // One sequence's part of a forward step.

@@ -10,7 +10,6 @@ namespace verdict::models::qwen35 {
 namespace {
 
 using kernels::axpy;
-using kernels::dot;
 
 float* sized(std::vector<float>& v, int64_t n) {
   if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<std::size_t>(n));
@@ -19,7 +18,7 @@ float* sized(std::vector<float>& v, int64_t n) {
 
 // Scratch of one chunk: per-thread, grown on demand.
 struct ChunkScratch {
-  std::vector<float> a, p, u, w, kt, qs;
+  std::vector<float> a, p, u, w, kt, qs, kc, qk, kk;
   std::vector<double> gamma;
 };
 
@@ -39,13 +38,24 @@ void chunk_step(const DeltaRuleHead& h, int64_t t0, int64_t c, float* S, ChunkSc
 
   // A[t,s] = β_t (k_t·k_s) D[t,s] (s < t) and P[t,s] = (q_t·k_s) D[t,s] (s ≤ t), D = e^{γ_t − γ_s}, zero
   // elsewhere (P multiplies V' through gemm_f32). Only s ≤ t is ever exponentiated, so every factor is ≤ 1.
+  // The products q_t·k_s and k_t·k_s come from two c × c GEMMs against Kᵀ (the upper triangles, computed
+  // and dropped, cost less than c² separate dot products).
+  float* Kc = sized(s.kc, dk * c);  // Kᵀ: Kc[i, j] = k_j[i]
+  for (int64_t j = 0; j < c; ++j)
+    for (int64_t i = 0; i < dk; ++i) Kc[i * c + j] = k(j)[i];
+  float* QK = sized(s.qk, c * c);
+  float* KK = sized(s.kk, c * c);
+  std::fill_n(QK, c * c, 0.0f);
+  std::fill_n(KK, c * c, 0.0f);
+  kernels::gemm_f32(c, c, dk, 1.0f, q(0), h.q_stride, Kc, c, QK, c);
+  kernels::gemm_f32(c, c, dk, 1.0f, k(0), h.k_stride, Kc, c, KK, c);
   float* A = sized(s.a, c * c);
   float* P = sized(s.p, c * c);
   for (int64_t t = 0; t < c; ++t) {
     for (int64_t j = 0; j <= t; ++j) {
       const float d = static_cast<float>(std::exp(gamma(t) - gamma(j)));
-      P[t * c + j] = dot(q(t), k(j), dk) * d;
-      A[t * c + j] = j < t ? beta(t) * dot(k(t), k(j), dk) * d : 0.0f;
+      P[t * c + j] = QK[t * c + j] * d;
+      A[t * c + j] = j < t ? beta(t) * KK[t * c + j] * d : 0.0f;
     }
     for (int64_t j = t + 1; j < c; ++j) P[t * c + j] = 0.0f;
   }

@@ -6,12 +6,11 @@
 
 #include "kernels/ops.h"
 #include "kernels/thread_pool.h"
+#include "models/qwen35/activations.h"
 #include "models/qwen35/norms.h"
 
 namespace verdict::models::qwen35 {
 namespace {
-
-std::vector<float> buffer(int64_t n) { return std::vector<float>(static_cast<std::size_t>(n)); }
 
 // Causal softmax attention of a block of nb consecutive query rows (positions pos0 .. pos0 + nb − 1) of one
 // head over the cached positions [0, pos] of its KV head, times the sigmoid output gate (spec §7.4).
@@ -33,16 +32,7 @@ void attend_block(const float* q, int64_t q_stride, const float* kt, int64_t ldk
   for (int64_t i = 0; i < nb; ++i) {
     float* row = S + i * nk;
     const int64_t pos = pos0 + i;
-    float max_score = -INFINITY;
-    for (int64_t j = 0; j <= pos; ++j) {
-      row[j] *= scale;
-      max_score = std::max(max_score, row[j]);
-    }
-    kernels::exp_shifted(pos + 1, max_score, row);
-    double sum = 0.0;
-    for (int64_t j = 0; j <= pos; ++j) sum += row[j];
-    const float inv_sum = static_cast<float>(1.0 / sum);
-    for (int64_t j = 0; j <= pos; ++j) row[j] *= inv_sum;
+    kernels::softmax(pos + 1, scale, row);
     std::fill(row + pos + 1, row + nk, 0.0f);
     std::fill_n(out + i * out_stride, hd, 0.0f);
   }
@@ -72,7 +62,7 @@ void attention_forward(const StepContext& step, const AttentionWeights& w, int64
   const int64_t rows = step.rows, hd = c.head_dim, QG = c.q_proj_rows(), KV = c.kv_dim();
   const int64_t T = step.pool.max_tokens();
 
-  std::vector<float> qg = buffer(rows * QG), k = buffer(rows * KV), v = buffer(rows * KV);
+  Activations qg(rows * QG), k(rows * KV), v(rows * KV);
   kernels::matmul(w.q_proj.view, xn, rows, qg.data());
   kernels::matmul(w.k_proj.view, xn, rows, k.data());
   kernels::matmul(w.v_proj.view, xn, rows, v.data());
@@ -105,7 +95,7 @@ void attention_forward(const StepContext& step, const AttentionWeights& w, int64
   }
 
   // Attention per (sequence, query head); contiguous GQA groups h' = ⌊h / (nq/nkv)⌋.
-  std::vector<float> attn = buffer(rows * c.attn_dim());
+  Activations attn(rows * c.attn_dim());
   const int64_t group = c.nq / c.nkv;
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
   const auto n_segments = static_cast<int64_t>(step.segments.size());

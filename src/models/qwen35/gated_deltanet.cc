@@ -6,13 +6,12 @@
 
 #include "kernels/ops.h"
 #include "kernels/thread_pool.h"
+#include "models/qwen35/activations.h"
 #include "models/qwen35/delta_rule.h"
 #include "models/qwen35/norms.h"
 
 namespace verdict::models::qwen35 {
 namespace {
-
-std::vector<float> buffer(int64_t n) { return std::vector<float>(static_cast<std::size_t>(n)); }
 
 // Causal depthwise conv + SiLU of one segment (spec §6.2, §6.8): the window is the K−1 stored
 // pre-conv vectors followed by the segment's new ones; the state keeps the window's last K−1.
@@ -25,12 +24,9 @@ void conv_segment(const Config& c, const DeltaNetWeights& w, const Segment& seg,
     for (int64_t t = task * per_task; t < std::min(seg.n, (task + 1) * per_task); ++t) {
       float* yt = y + (seg.row0 + t) * C;
       std::fill_n(yt, C, 0.0f);
-      for (int64_t j = 0; j < K; ++j) {
-        const float* src = window_row(t + j);  // token t − (K−1) + j
-        const float* tap = w.conv.data() + j * C;
-        for (int64_t ch = 0; ch < C; ++ch) yt[ch] += tap[ch] * src[ch];
-      }
-      for (int64_t ch = 0; ch < C; ++ch) yt[ch] = silu(yt[ch]);
+      for (int64_t j = 0; j < K; ++j)  // token t − (K−1) + j
+        kernels::mul_acc(C, w.conv.data() + j * C, window_row(t + j), yt);
+      kernels::silu_mul(C, yt, nullptr, yt);
     }
   });
   std::vector<float> next(static_cast<std::size_t>(hist * C));
@@ -47,14 +43,14 @@ void deltanet_forward(const StepContext& step, const DeltaNetWeights& w, int64_t
   const int64_t nv = c.nv, dk = c.dk, dv = c.dv, key_dim = c.key_dim();
 
   // Projections (spec §6.1).
-  std::vector<float> p = buffer(rows * C), z = buffer(rows * VD), b = buffer(rows * nv), a = buffer(rows * nv);
+  Activations p(rows * C), z(rows * VD), b(rows * nv), a(rows * nv);
   kernels::matmul(w.in_proj_qkv.view, xn, rows, p.data());
   kernels::matmul(w.in_proj_z.view, xn, rows, z.data());
   kernels::matmul(w.in_proj_b.view, xn, rows, b.data());
   kernels::matmul(w.in_proj_a.view, xn, rows, a.data());
 
   // Conv + SiLU per sequence, then q̂/k̂ → L2 (q also × 1/sqrt(dk)), β and g (spec §6.2, §6.3).
-  std::vector<float> y = buffer(rows * C);
+  Activations y(rows * C);
   for (const Segment& seg : step.segments)
     conv_segment(c, w, seg, p.data(), step.pool.conv_state(seg.slot, index), y.data());
   const double q_scale = 1.0 / std::sqrt(static_cast<double>(dk));
@@ -75,7 +71,7 @@ void deltanet_forward(const StepContext& step, const DeltaNetWeights& w, int64_t
   });
 
   // Delta rule per (sequence, value head), then the gated norm (spec §6.4–§6.7).
-  std::vector<float> o = buffer(rows * VD);
+  Activations o(rows * VD);
   const int64_t r_heads = c.value_heads_per_key_head();
   const auto n_segments = static_cast<int64_t>(step.segments.size());
   // ≈ multiply-adds per head and token: the state products, plus the in-chunk matrices when chunked.

@@ -4,19 +4,18 @@
 
 #include "kernels/ops.h"
 #include "kernels/thread_pool.h"
-#include "models/qwen35/norms.h"
+#include "models/qwen35/activations.h"
 
 namespace verdict::models::qwen35 {
 
 void mlp_forward(const MlpWeights& w, const float* xn, int64_t rows, float* out) {
   const int64_t I = w.gate_proj.view.rows;
-  std::vector<float> gate(static_cast<std::size_t>(rows * I)), up(gate.size());
+  Activations gate(rows * I), up(rows * I);
   kernels::matmul(w.gate_proj.view, xn, rows, gate.data());
   kernels::matmul(w.up_proj.view, xn, rows, up.data());
   kernels::parallel_for(rows, static_cast<double>(4 * I), [&](int64_t r) {
     float* g = gate.data() + r * I;
-    const float* u = up.data() + r * I;
-    for (int64_t i = 0; i < I; ++i) g[i] = silu(g[i]) * u[i];
+    kernels::silu_mul(I, g, up.data() + r * I, g);
   });
   kernels::matmul(w.down_proj.view, gate.data(), rows, out);
 }

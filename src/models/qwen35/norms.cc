@@ -1,17 +1,13 @@
 #include "models/qwen35/norms.h"
 
+#include <algorithm>
+
+#include "kernels/ops.h"
 #include "kernels/thread_pool.h"
 
 namespace verdict::models::qwen35 {
-namespace {
 
-double sum_squares(const float* x, int64_t n) {
-  double s = 0.0;
-  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(x[i]) * x[i];
-  return s;
-}
-
-}  // namespace
+using kernels::sum_squares;
 
 void rms_norm(const float* x, const float* scale, int64_t n, double eps, float* y) {
   const float inv = static_cast<float>(1.0 / std::sqrt(sum_squares(x, n) / static_cast<double>(n) + eps));
@@ -20,7 +16,13 @@ void rms_norm(const float* x, const float* scale, int64_t n, double eps, float* 
 
 void gated_rms_norm(const float* o, const float* z, const float* w, int64_t n, double eps, float* y) {
   const float inv = static_cast<float>(1.0 / std::sqrt(sum_squares(o, n) / static_cast<double>(n) + eps));
-  for (int64_t i = 0; i < n; ++i) y[i] = w[i] * (o[i] * inv) * silu(z[i]);
+  constexpr int64_t kPiece = 256;
+  float gate[kPiece];
+  for (int64_t i0 = 0; i0 < n; i0 += kPiece) {
+    const int64_t len = std::min(kPiece, n - i0);
+    kernels::silu_mul(len, z + i0, nullptr, gate);
+    for (int64_t i = 0; i < len; ++i) y[i0 + i] = w[i0 + i] * (o[i0 + i] * inv) * gate[i];
+  }
 }
 
 void l2_normalize(float* x, int64_t n, double extra) {

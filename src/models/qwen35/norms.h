@@ -1,12 +1,12 @@
 // Element-wise pieces of the Qwen3.5 layers (spec §4, §5, §6.3): the three norms and the scalar
-// activations. All fp32 in and out; sums of squares accumulate in double.
+// activations (SiLU itself is kernels::silu_mul). All fp32 in and out; sums of squares accumulate in
+// double (kernels::sum_squares).
 #pragma once
 #include <cmath>
 #include <cstdint>
 
 namespace verdict::models::qwen35 {
 
-inline float silu(float x) { return x / (1.0f + std::exp(-x)); }
 inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 // log(1 + e^u), returning u itself for u > 20 as PyTorch does.
 inline double softplus(double u) { return u > 20.0 ? u : std::log1p(std::exp(u)); }

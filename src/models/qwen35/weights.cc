@@ -216,8 +216,8 @@ std::unique_ptr<Weights> Weights::load(const std::string& dir, const Config& c,
   return w;
 }
 
-void Weights::pack_matrices(bool by_default) {
-  if (!kernels::pack_enabled(by_default)) return;
+void Weights::pack_matrices(bool output) {
+  if (!kernels::pack_enabled(/*by_default=*/true)) return;
   auto pack = [](Matrix& m) {
     m.repacked = kernels::pack(m.view);
     m.view.pack = m.repacked.view();
@@ -228,6 +228,7 @@ void Weights::pack_matrices(bool by_default) {
                       &l.attention.o_proj, &l.mlp.gate_proj, &l.mlp.up_proj, &l.mlp.down_proj})
       pack(*m);
   }
+  if (output) pack(lm_head.view.rows > 0 ? lm_head : embed);
 }
 
 }  // namespace verdict::models::qwen35

@@ -92,9 +92,13 @@ class Weights {
   // MLX files, Tiled for GGUF files (whose value heads llama.cpp's converter reordered).
   HeadMapping head_mapping = HeadMapping::Grouped;
 
-  // Repacks the layer matrices for the fast prefill GEMMs (kernels::pack) when kernels::pack_enabled(
-  // by_default) (defined in weights.cc); the embeddings and the output projection stay as loaded.
-  void pack_matrices(bool by_default);
+  // Repacks the layer matrices for the fast GEMMs (kernels::pack), and with `output` the output
+  // projection too, unless $VERDICT_PACK=0 (kernels::pack_enabled). Packed BF16 matrices round the
+  // activations to bf16 and packed quantized ones to int8 per 32-column block, as llama.cpp does and
+  // close to the reference, which runs its backbone in bf16 (docs/performance.md, "Numerical contract");
+  // VERDICT_PACK=0 keeps exact fp32 activations. Tied embeddings get the packed copy on `embed` itself:
+  // matmul reads it, while dequantize_row (the embedding lookup) reads the rows as loaded.
+  void pack_matrices(bool output);
 
   // The output projection: lm_head, or the embeddings when tied.
   const kernels::WeightMatrix& output() const { return lm_head.view.rows > 0 ? lm_head.view : embed.view; }
