@@ -72,7 +72,9 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The Int8 / Bf16 tile functions of the active ISA (the AVX-512 VNNI / BF16 ones where the CPU has them).
 auto int8_tile_for(Isa isa) {
-  return isa == Isa::Avx512 && cpu::cpu_has_avx512_vnni() ? cpu::int8_tile_avx512vnni : table_for(isa).int8_tile;
+  // AVX-512 without VNNI (Skylake-X) runs the AVX2 kernel, which takes the same quantized activations.
+  if (isa == Isa::Avx512) return cpu::cpu_has_avx512_vnni() ? cpu::int8_tile_avx512vnni : cpu::avx2_table().int8_tile;
+  return table_for(isa).int8_tile;
 }
 auto bf16_tile_for(Isa isa) {
   return isa == Isa::Avx512 && cpu::cpu_has_avx512_bf16() ? cpu::bf16_tile_avx512bf16 : table_for(isa).bf16_tile;
