@@ -11,6 +11,7 @@
 
 #include "decision/head_weights.h"
 #include "kernels/ops.h"
+#include "kernels/thread_pool.h"
 
 namespace verdict::decision::head_math {
 
@@ -66,7 +67,10 @@ inline T dot(const T* a, const U* b, std::size_t n) {
 }
 
 // y = x·Wᵀ + b for W [out, in] (row-major, fp32) and optional bias (nullptr). The fp32 head runs the
-// product on the kernels (fp32 fused multiply-adds on the kernel pool); the fp64 head in plain loops.
+// product on the kernels (fp32 fused multiply-adds) on the calling thread: a head is milliseconds of
+// work, and concurrent requests' heads then run side by side instead of queueing for the kernel pool
+// between the engine's loops (8 concurrent 342-token decisions: 1.07× faster than 8 sequential ones,
+// against 0.83× on the pool). The fp64 head runs in plain loops.
 template <class T>
 Mat<T> linear(const Mat<T>& x, const float* w, const float* b, std::size_t out, std::size_t in) {
   Mat<T> y(x.rows, out);
@@ -76,6 +80,7 @@ Mat<T> linear(const Mat<T>& x, const float* w, const float* b, std::size_t out, 
     m.rows = static_cast<int64_t>(out);
     m.cols = static_cast<int64_t>(in);
     m.f32 = w;
+    const kernels::InlineLoops on_this_thread;
     kernels::matmul(m, x.data.data(), static_cast<int64_t>(x.rows), y.data.data());
     if (b != nullptr)
       for (std::size_t r = 0; r < x.rows; ++r)

@@ -62,6 +62,9 @@ bool spin_until(std::chrono::microseconds time, const Done& done) {
 
 }  // namespace
 
+InlineLoops::InlineLoops() : previous_(t_inside_task) { t_inside_task = true; }
+InlineLoops::~InlineLoops() { t_inside_task = previous_; }
+
 ThreadPool::ThreadPool(int threads) : spin_(spin_time()) {
   if (threads < 1) threads = 1;
   workers_.reserve(static_cast<std::size_t>(threads - 1));

@@ -72,6 +72,21 @@ class ThreadPool {
   std::chrono::microseconds spin_;
 };
 
+// While alive, the parallel loops this thread starts run inline on it, as inside a pool task. For work
+// that runs beside the engines rather than inside one, such as a decision's head on an HTTP thread:
+// concurrent requests' heads then run side by side on their own threads instead of queueing for the
+// pool (one loop at a time) between the engine's loops.
+class InlineLoops {
+ public:
+  InlineLoops();
+  ~InlineLoops();
+  InlineLoops(const InlineLoops&) = delete;
+  InlineLoops& operator=(const InlineLoops&) = delete;
+
+ private:
+  bool previous_;
+};
+
 // The process-wide pool kernels use. Its size is $VERDICT_THREADS when set, else the number of
 // hardware threads. set_num_threads() replaces it (not while a loop is running).
 ThreadPool& default_pool();

@@ -49,6 +49,26 @@ TEST(ThreadPool, SpinningAndSleepingWorkersRunEveryIteration) {
   }
 }
 
+TEST(ThreadPool, InlineLoopsRunOnTheCallingThread) {
+  ThreadPool pool(3);
+  const std::thread::id me = std::this_thread::get_id();
+  std::atomic<int> elsewhere{0};
+  {
+    const InlineLoops inline_loops;
+    pool.run(64, [&](int64_t) {
+      if (std::this_thread::get_id() != me) elsewhere.fetch_add(1);
+    });
+  }
+  EXPECT_EQ(elsewhere.load(), 0);
+  // After the scope, loops spread over the pool again (some iteration lands on a worker).
+  for (int round = 0; round < 100 && elsewhere.load() == 0; ++round)
+    pool.run(64, [&](int64_t) {
+      if (std::this_thread::get_id() != me) elsewhere.fetch_add(1);
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    });
+  EXPECT_GT(elsewhere.load(), 0);
+}
+
 TEST(ThreadPool, RefusesABadSpinTime) {
   for (const char* bad : {"-1", "x", "2000000"}) {
     const SpinEnv env(bad);
