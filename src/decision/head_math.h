@@ -69,8 +69,8 @@ inline T dot(const T* a, const U* b, std::size_t n) {
 // y = x·Wᵀ + b for W [out, in] (row-major, fp32) and optional bias (nullptr). The fp32 head runs the
 // product on the kernels (fp32 fused multiply-adds) on the calling thread: a head is milliseconds of
 // work, and concurrent requests' heads then run side by side instead of queueing for the kernel pool
-// between the engine's loops (8 concurrent 342-token decisions: 1.07× faster than 8 sequential ones,
-// against 0.83× on the pool). The fp64 head runs in plain loops.
+// between the engine's loops (8 concurrent 342-token decisions: 1.04× faster than 8 sequential ones,
+// median of 8 rounds, against 0.83× on the pool). The fp64 head runs in plain loops.
 template <class T>
 Mat<T> linear(const Mat<T>& x, const float* w, const float* b, std::size_t out, std::size_t in) {
   Mat<T> y(x.rows, out);
