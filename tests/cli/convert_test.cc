@@ -18,6 +18,7 @@ namespace verdict {
 namespace {
 
 using testing::fixture;
+using testing::id_list;
 using testing::run_process;
 using testing::verdict_bin;
 
@@ -25,15 +26,6 @@ std::string temp_dir(const std::string& tag) {
   const std::string dir = ::testing::TempDir() + "/convert_test_" + tag + "_" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
   return dir;
-}
-
-std::string ids_text(const Json& ids) {
-  std::string out;
-  for (const Json& id : ids) {
-    if (!out.empty()) out += ',';
-    out += std::to_string(id.get<int>());
-  }
-  return out;
 }
 
 TEST(Convert, UsageErrorsExitTwo) {
@@ -80,7 +72,7 @@ TEST(Convert, WritesAFileTheOtherCommandsLoad) {
   // Q8_0 weights: the logits stay within the quantization's error and keep the golden top-1.
   const Json golden = load_json_file(fixture("qwen35-tiny/golden.json"));
   for (const Json& p : golden["prompts"]) {
-    const auto f = run_process(verdict_bin(), {"forward", "--model", out, "--tokens", ids_text(p["ids"])});
+    const auto f = run_process(verdict_bin(), {"forward", "--model", out, "--tokens", id_list(p["ids"])});
     ASSERT_EQ(f.exit_code, 0) << f.err;
     const Json logits = parse_json(f.out, "forward")["logits"];
     const Json& want = p["logits_last"];
