@@ -10,7 +10,9 @@
 # max |llama.cpp| and whether the argmax agrees. verdict runs twice: with exact fp32 activations
 # (VERDICT_PACK=0) and with its packed GEMMs (VERDICT_PACK=1: activations rounded to int8 / bf16 per
 # block, as llama.cpp does for quantized / BF16 weights). It also checks that llama-bench loads each file.
-# The numbers are recorded in docs/gguf.md.
+# For each non-F32 file it adds llama.cpp's own numbers: the gap between its two largest logits (its top-2
+# margin) and how far the type moves its logits from its F32 run (the quantization's own error), which
+# say whether a top-1 comparison can be decided by the type at all. The numbers are recorded in docs/gguf.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 verdict="${1:-build/release/src/cli/verdict}"
@@ -20,15 +22,16 @@ work=$(mktemp -d /tmp/verdict-gguf-crosscheck.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 for model in qwen35-tiny qwen35-small; do
-  types="f32 f16 bf16 q8_0 q4_0"
+  types="f32 f16 bf16 q8_0 q4_0"  # f32 first: the other types' rows compare with its llama.cpp logits
   [ "$model" = qwen35-small ] && types="$types q4_k"
   for type in $types; do
     gguf="$work/$model-$type.gguf"
     "$verdict" convert "$fixtures/$model" "$gguf" --type "$type" >/dev/null
     "$bin/llama-bench" -m "$gguf" -p 16 -n 4 -t 2 -r 1 >/dev/null 2>&1 || { echo "llama-bench cannot load $gguf"; exit 1; }
-    python3 - "$verdict" "$bin" "$gguf" "$fixtures/$model/golden.json" "$work" "$model $type" <<'PY'
+    python3 - "$verdict" "$bin" "$gguf" "$fixtures/$model/golden.json" "$work" "$model $type" "$work/$model-f32.json" <<'PY'
 import json, os, struct, subprocess, sys
-verdict, bin_dir, gguf, golden, work, label = sys.argv[1:]
+verdict, bin_dir, gguf, golden, work, label, f32_path = sys.argv[1:]
+f32 = json.load(open(f32_path)) if os.path.exists(f32_path) else {}
 out_dir = os.path.join(work, "logits")
 name = os.path.splitext(os.path.basename(gguf))[0]
 for prompt in json.load(open(golden))["prompts"]:
@@ -49,7 +52,15 @@ for prompt in json.load(open(golden))["prompts"]:
         rel = diff / max(abs(b) for b in ref)
         same = max(range(len(got)), key=got.__getitem__) == max(range(len(ref)), key=ref.__getitem__)
         cells.append(f"pack={pack}: max|Δ| {diff:.3g} rel {rel:.3g} top-1 {'same' if same else 'DIFFERS'}")
+    if label.split()[1] != "f32":
+        top = sorted(ref, reverse=True)
+        own = max(abs(a - b) for a, b in zip(ref, f32[prompt["name"]]))
+        cells.append(f"llama.cpp: top-2 margin {top[0] - top[1]:.3g}, max|Δ| vs its F32 {own:.3g}")
+    else:
+        f32[prompt["name"]] = ref
     print(f"{label:18} {prompt['name']:5} ({len(ids):3} tokens)  " + "  |  ".join(cells))
+if not os.path.exists(f32_path):
+    json.dump(f32, open(f32_path, "w"))
 PY
   done
 done

@@ -140,11 +140,14 @@ void check_weight(const WeightMatrix& w, const char* what);
 // so batching sequences together never changes their results.
 //
 // With w.pack set the product runs on the repacked weights, and its numerical contract changes:
-//  * Int8: each token's activations are quantized per 32-column block b: d_b = max|x| / 127,
-//    q = round-to-nearest-even(x · (127 / max|x|)) (so |x − d_b·q| ≤ d_b / 2); then
+//  * Int8: each token's activations are quantized per 32-column block b as ggml's block_q8_0:
+//    q = round-to-nearest-even(x · (127 / max|x|)), d_b = max|x| / 127 rounded to 11 significant bits
+//    (fp16 precision, float's range; relative change ≤ 2^−11), so |x − d_b·q| ≤ d_b · (1/2 + 127 · 2^−11)
+//    (to first order; ≤ 0.5625 · d_b); then
 //    y = Σ_b [ s_b · d_b · Σ_c qw_c · q_c + m_b · Σ_{c ∈ b} x_c ] in fp32, the integer sums exact, where
 //    W = s_b · qw + m_b per block (Q8_0/Q4_0: m_b = 0; Q4_K: s_b = d·sc, m_b = −dmin·m; MLX: scale, bias).
-//    So |y − W·x| ≤ Σ_b d_b / 2 · Σ_{c ∈ b} |s_b qw_c| plus fp32 rounding (ref::matmul_int8 is the twin).
+//    So |y − W·x| ≤ Σ_b 0.5625 · d_b · Σ_{c ∈ b} |s_b qw_c| plus fp32 rounding (ref::matmul_int8 is the
+//    twin). With fp16 scales the int8 sums are those of llama.cpp's Q8_0 and Q4_0 products.
 //  * Bf16: activations are rounded to bf16 (relative error ≤ 2^−9 each) and products accumulate in fp32
 //    (ref::matmul_bf16 is the twin).
 void matmul(const WeightMatrix& w, const float* x, int64_t n, float* y);

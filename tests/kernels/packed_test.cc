@@ -3,6 +3,7 @@
 // each result from n, the batch and the thread count.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -45,7 +46,8 @@ std::string describe(const Int8Case& k) {
 }
 
 // Σ over the terms of the Int8 contract's sum of |term| (the fp32 rounding bound scales with it) and the
-// quantization bound Σ_b d_b / 2 · Σ_c |scaled_c| of one (row, token).
+// quantization bound Σ_b 0.5625 · d_b · Σ_c |scaled_c| of one (row, token): half a step of q plus the
+// rounding of d_b to 11 significant bits (127 · 2^−11 of a step at most, ops.h).
 struct Bounds {
   double magnitude = 0.0, quantization = 0.0;
 };
@@ -60,7 +62,7 @@ Bounds int8_bounds(const WeightMatrix& w, const float* x, int64_t r) {
       double scaled = 0.0, min = 0.0;
       ref::int8_parts(w, r, b * 32 + i, scaled, min);
       out.magnitude += std::fabs(scaled * d * q[i]) + std::fabs(min * x[b * 32 + i]);
-      out.quantization += std::fabs(scaled) * d / 2.0;
+      out.quantization += std::fabs(scaled) * d * 0.5625;
     }
   }
   return out;
@@ -94,7 +96,7 @@ TEST(PackedInt8, MatchesTwinOnEveryIsaAndContractBoundsTheError) {
       for (int64_t r = 0; r < k.rows; ++r) {
         const Bounds b = int8_bounds(w.view, x.data() + t * k.cols, r);
         const std::size_t at = static_cast<std::size_t>(t * k.rows + r);
-        // The documented contract: |int8 − fp32| ≤ Σ_b d_b / 2 · Σ |scaled| (+ rounding).
+        // The documented contract: |int8 − fp32| ≤ Σ_b 0.5625 · d_b · Σ |scaled| (+ rounding).
         ASSERT_LE(std::fabs(double(twin[at]) - exact[at]), b.quantization * 1.0001 + 1e-5 * b.magnitude + 1e-30)
             << describe(k);
       }
@@ -263,6 +265,76 @@ TEST(PackedInt8, Avx2AndAvx512VnniAgreeBitForBit) {
       y[i] = run(packed, x, k.n);
     }
     ASSERT_EQ(0, std::memcmp(y[0].data(), y[1].data(), y[0].size() * sizeof(float))) << describe(k);
+  }
+}
+
+// llama.cpp multiplies Q8_0 and Q4_0 weights with activations quantized to ggml's block_q8_0 (quantize_row_q8_0:
+// q = round-to-even(x · 127 / max|x|), d stored as fp16) and sums d_w · d_x · Σ q_w · q_x per block in fp32.
+// Written here from that description, with core's fp16 conversion: every ISA's packed product must give
+// the same sums, so verdict and llama.cpp see the same integers on the same GGUF file.
+TEST(PackedInt8, Q8_0AndQ4_0ProductsUseGgmlQ8_0Activations) {
+  std::mt19937 rng(27);
+  for (WeightType type : {WeightType::Q8_0, WeightType::Q4_0}) {
+    const int64_t rows = 35, cols = 160, n = 9;
+    auto w = make_weight(rng, type, rows, cols);
+    PackedWeight p = pack(w.view);
+    WeightMatrix packed = w.view;
+    packed.pack = p.view();
+    auto x = random_floats(rng, n * cols, -3.0f, 3.0f);
+    for (int64_t c = 32; c < 64; ++c) x[static_cast<std::size_t>(c)] *= 0.01f;  // a block of small values
+    const int64_t bb = type == WeightType::Q8_0 ? 34 : 18;
+    std::vector<double> want(static_cast<std::size_t>(n * rows)), magnitude(want.size());
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t b = 0; b < cols / 32; ++b) {
+        const float* xb = x.data() + t * cols + b * 32;
+        float amax = 0.0f;
+        for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(xb[i]));
+        const float dx = f16_to_f32(f32_to_f16(amax / 127.0f)), id = 127.0f / amax;
+        int qx[32];
+        for (int i = 0; i < 32; ++i) qx[i] = static_cast<int>(std::nearbyint(xb[i] * id));
+        for (int64_t r = 0; r < rows; ++r) {
+          const uint8_t* blk = w.view.blocks + r * w.view.row_bytes() + b * bb;
+          const float dw = f16_to_f32(static_cast<uint16_t>(blk[0] | (blk[1] << 8)));
+          int64_t sum = 0;
+          for (int i = 0; i < 32; ++i) {
+            const int qw = type == WeightType::Q8_0 ? static_cast<int8_t>(blk[2 + i])
+                                                    : (i < 16 ? blk[2 + i] & 0xF : blk[2 + i - 16] >> 4) - 8;
+            sum += static_cast<int64_t>(qw) * qx[i];
+          }
+          const double term = static_cast<double>(dw * dx) * static_cast<double>(sum);
+          want[static_cast<std::size_t>(t * rows + r)] += term;
+          magnitude[static_cast<std::size_t>(t * rows + r)] += std::fabs(term);
+        }
+      }
+    for (Isa isa : supported_isas()) {
+      IsaScope scope(isa);
+      const std::vector<float> y = run(packed, x, n);
+      for (std::size_t i = 0; i < want.size(); ++i)
+        ASSERT_NEAR(y[i], want[i], 64.0 * kEps * magnitude[i] + 1e-30)
+            << isa_name(isa) << " type " << int(type) << " output " << i;
+    }
+  }
+}
+
+// Outside half's normal range the activation scale keeps float's exponent but still 11 significant bits.
+TEST(PackedInt8, ActivationScaleHasHalfPrecisionAndFloatRange) {
+  for (float amax : {1e-7f, 3e-5f, 0.5f, 1.0f, 127.0f, 3.3e3f, 1e7f, 1e12f}) {
+    float x[32] = {};
+    x[7] = amax;
+    x[20] = -0.3f * amax;
+    int8_t q[32];
+    float d = 0.0f;
+    ref::quantize_block(x, q, d);
+    const double exact = static_cast<double>(amax / 127.0f);
+    EXPECT_LE(std::fabs(d - exact), exact * std::ldexp(1.0, -11)) << amax;
+    int e = 0;
+    const double m = std::frexp(static_cast<double>(d), &e);
+    EXPECT_EQ(std::ldexp(m, 11), std::nearbyint(std::ldexp(m, 11))) << amax;  // ≤ 11 significant bits
+    if (amax >= 127.0f * 6.1035156e-5f && amax <= 127.0f * 65504.0f) {
+      EXPECT_EQ(d, f16_to_f32(f32_to_f16(amax / 127.0f))) << amax;
+    }
+    EXPECT_EQ(q[7], 127);
+    EXPECT_EQ(q[20], -38);
   }
 }
 

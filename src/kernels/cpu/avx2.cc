@@ -439,7 +439,7 @@ void quantize_rows_avx2(const float* x, int64_t t0, int64_t t1, int64_t cols, in
       __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
       s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
       s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
-      d[t * blocks + b] = amax / 127.0f;
+      d[t * blocks + b] = int8_block_scale(amax);
       qsum[t * blocks + b] = _mm_cvtsi128_si32(s4);
       xsum[t * blocks + b] = hsum(s);
     }

@@ -251,7 +251,7 @@ void quantize_rows_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, 
       int8_t* dst = q + t * cols + b * kQBlock;
       _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm512_cvtepi32_epi8(q0));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 16), _mm512_cvtepi32_epi8(q1));
-      d[t * blocks + b] = amax / 127.0f;
+      d[t * blocks + b] = int8_block_scale(amax);
       qsum[t * blocks + b] = _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
       xsum[t * blocks + b] = _mm512_reduce_add_ps(_mm512_add_ps(v0, v1));
     }

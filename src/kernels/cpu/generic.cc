@@ -240,7 +240,7 @@ void quantize_rows_generic(const float* x, int64_t t0, int64_t t1, int64_t cols,
         s += v;
         sx += src[i];
       }
-      d[t * blocks + b] = amax / 127.0f;
+      d[t * blocks + b] = int8_block_scale(amax);
       qsum[t * blocks + b] = s;
       xsum[t * blocks + b] = sx;
     }

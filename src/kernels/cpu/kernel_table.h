@@ -18,7 +18,7 @@ inline constexpr int64_t kPackRows = 16;
 inline constexpr int64_t kQBlock = 32;
 
 // Activations quantized for the Int8 kernels: n tokens × cols, per token and 32-column block b:
-// q = int8 values, d = scale (x ≈ d · q), qsum = Σ q, xsum = Σ x (fp32).
+// q = int8 values, d = scale (x ≈ d · q, int8_block_scale), qsum = Σ q, xsum = Σ x (fp32).
 struct QuantizedRows {
   const int8_t* q = nullptr;      // n × cols
   const float* d = nullptr;       // n × blocks
@@ -27,6 +27,19 @@ struct QuantizedRows {
   int64_t cols = 0;
   int64_t blocks = 0;
 };
+
+// The scale d of one quantized activation block: max|x| / 127 rounded to 11 significant bits (to nearest,
+// ties to even), i.e. to IEEE half precision but with float's exponent range. Within half's normal range
+// (max|x| from 2^−14 · 127 to 65504 · 127) this is the fp16 d of ggml's block_q8_0, the activation block
+// llama.cpp multiplies Q8_0 and Q4_0 weights with; outside it verdict keeps float's range.
+inline float int8_block_scale(float amax) {
+  float d = amax / 127.0f;
+  uint32_t bits = 0;
+  __builtin_memcpy(&bits, &d, sizeof bits);
+  bits = (bits + 0xFFFu + ((bits >> 13) & 1u)) & ~0x1FFFu;
+  __builtin_memcpy(&d, &bits, sizeof d);
+  return d;
+}
 
 // e^r on |r| ≤ ln 2 / 2 (Cephes expf): e^r ≈ 1 + r + r² · P(r), P's coefficients highest degree first;
 // ln 2 in two parts for the range reduction r = x − n · ln 2.
@@ -71,7 +84,8 @@ struct KernelTable {
   void (*gemm_f32)(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
                    int64_t ldb, float* C, int64_t ldc);
   // Quantizes tokens [t0, t1) of x (cols a multiple of 32) into the arrays of QuantizedRows (see there;
-  // every table computes the same q, d and qsum bit for bit: d = amax / 127, q = rne(x · (127 / amax))).
+  // every table computes the same q, d and qsum bit for bit: d = int8_block_scale(amax),
+  // q = rne(x · (127 / amax)), as ggml's quantize_row_q8_0).
   void (*quantize_rows)(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
                         int32_t* qsum, float* xsum);
   // y[t, r] for t in [t0, t1) and the rows of panels [p0, p1) (y has w.rows columns).

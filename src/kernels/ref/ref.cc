@@ -123,7 +123,11 @@ void quantize_block(const float* x, int8_t* q, float& d) {
   for (int i = 0; i < 32; ++i) amax = std::fmax(amax, std::fabs(x[i]));
   const float inv = amax != 0.0f ? 127.0f / amax : 0.0f;
   for (int i = 0; i < 32; ++i) q[i] = static_cast<int8_t>(std::nearbyint(x[i] * inv));
-  d = amax / 127.0f;
+  // The scale rounded to 11 significant bits (half precision, float's range): frexp's mantissa in [0.5, 1)
+  // times 2^11 is the significand, rounded to nearest even.
+  int e = 0;
+  const double m = std::frexp(static_cast<double>(amax / 127.0f), &e);
+  d = static_cast<float>(std::ldexp(std::nearbyint(std::ldexp(m, 11)), e - 11));
 }
 
 void int8_parts(const WeightMatrix& w, int64_t r, int64_t c, double& scaled, double& min) {
