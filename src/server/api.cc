@@ -71,6 +71,9 @@ std::string Api::too_large_message() const {
 std::size_t Api::drain_limit() const { return options_.max_body_bytes + kDrainAllowance; }
 
 HttpResponse Api::handle(HttpRequest& request) {
+  // Read before the request counts as in flight: one that /metrics showed in flight when the shutdown
+  // began is served to the end (the drain waits for it); only requests arriving after it are refused.
+  const bool arrived_draining = draining();
   InFlight in_flight(in_flight_);
   const Clock::time_point start = Clock::now();
   RequestInfo info;
@@ -98,7 +101,7 @@ HttpResponse Api::handle(HttpRequest& request) {
       res.set_header("WWW-Authenticate", "Bearer");
     } else if (is_v1(*route) && !registry_.ready()) {  // O2
       res = error_response(503, "server_starting", "server is starting; retry later", 1);
-    } else if (is_v1(*route) && draining()) {  // O5
+    } else if (is_v1(*route) && arrived_draining) {  // O5
       res = error_response(503, "shutting_down", "server is shutting down", 1);
     } else if (encoding && !encoding->empty() && *encoding != "identity") {  // B0
       res = error_response(400, "unsupported_encoding", "unsupported Content-Encoding: " + *encoding);
