@@ -13,9 +13,9 @@
 #include "decision/decision.h"
 #include "decision/lexical.h"
 #include "decision/tokenizer_adapter.h"
-#include "formats/tensor_store.h"
 #include "kernels/thread_pool.h"
 #include "models/qwen35/backbone.h"
+#include "registry/model_source.h"
 #include "tokenizer/tokenizer.h"
 
 namespace verdict::cli {
@@ -49,12 +49,11 @@ int run_decide(Args& args) {
     throw Error(dir + ": not a decision model (no joint_head.safetensors + joint_head_config.json)");
   models::qwen35::LoadOptions load;
   load.pack_output = false;  // a decision reads hidden states, never logits
-  const auto backbone = models::qwen35::Backbone::load(dir, load);
-  const auto tok = tokenizer::Tokenizer::from_file(tokenizer_path(dir));
+  const auto backbone = models::qwen35::Backbone::load(registry::backbone_path(dir), load);
+  const auto tok = registry::read_model_tokenizer(dir);
   decision::HfPieceTokenizer pieces(tok);
   decision::RecordEncoder encoder(pieces);
   const decision::JointHead head = decision::JointHead::load_dir(dir);
-  const auto store = formats::TensorStore::open_dir(dir);
   const auto hidden = static_cast<std::size_t>(backbone->config().hidden);
   if (head.config().hidden_size != hidden)
     throw Error(dir + ": joint head hidden_size " + std::to_string(head.config().hidden_size) +
@@ -68,7 +67,7 @@ int run_decide(Args& args) {
         const auto out = backbone->prefill(pool, slot, ids, {});
         return decision::HiddenRows{out.hidden, ids.size(), hidden};
       },
-      decision::lexical_rows(decision::find_lexical_table(store, backbone->config().tied))};
+      decision::lexical_rows(backbone->weights().output())};
 
   decision::SystemOneOptions options;
   options.model_name = name;

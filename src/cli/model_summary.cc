@@ -9,6 +9,7 @@
 #include "formats/gguf.h"
 #include "formats/gguf_qwen35.h"
 #include "formats/tensor_store.h"
+#include "registry/model_source.h"
 #include "tokenizer/tokenizer.h"
 
 namespace verdict::cli {
@@ -134,6 +135,14 @@ ModelSummary summarize_gguf(const std::string& path) {
 
 ModelSummary summarize_model(const std::string& dir) {
   if (formats::is_gguf_path(dir)) return summarize_gguf(dir);
+  const std::string backbone = registry::backbone_path(dir);
+  if (formats::is_gguf_path(backbone)) {  // a decision folder with a .gguf backbone
+    ModelSummary s = summarize_gguf(backbone);
+    s.path = dir;
+    s.kind = detect_kind(dir);
+    if (s.kind == ModelKind::Decision) s.head = summarize_head(dir);
+    return s;
+  }
   ModelSummary s;
   s.path = dir;
   s.kind = detect_kind(dir);

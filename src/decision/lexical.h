@@ -3,6 +3,7 @@
 #pragma once
 #include "decision/head.h"
 #include "formats/tensor_store.h"
+#include "kernels/ops.h"
 
 namespace verdict::decision {
 
@@ -11,6 +12,11 @@ namespace verdict::decision {
 // the wrong size throws verdict::Error. Quantized tables (MLX, GGUF) need the backbone's dequantizer
 // instead.
 LexicalRowFn lexical_rows(const formats::TensorView& table);
+
+// Row reader over the backbone's loaded output projection (or tied embeddings) in any stored type: F32,
+// BF16 and F16 rows upcast exactly, quantized rows (MLX, GGUF) dequantized as the backbone reads them
+// (clef-decision.md §6.1). The matrix must outlive the function; a bad id or row size throws verdict::Error.
+LexicalRowFn lexical_rows(const kernels::WeightMatrix& table);
 
 // The checkpoint's lexical table: the embedding matrix when `tie_word_embeddings`, else the output
 // projection. Accepts the Hugging Face names of Qwen3.5 checkpoints (`lm_head.weight`,

@@ -5,7 +5,8 @@
 
 #include "core/error.h"
 #include "engine/qwen35_step_model.h"
-#include "kernels/ops.h"
+#include "decision/lexical.h"
+#include "registry/model_source.h"
 
 namespace verdict::registry {
 
@@ -13,7 +14,7 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const ModelSpec& spec, const Load
   std::unique_ptr<LoadedModel> m(new LoadedModel());
   models::qwen35::LoadOptions options;
   options.pack_output = spec.kind == ModelKind::kChat;  // decisions read hidden states, never logits
-  m->backbone_ = models::qwen35::Backbone::load(spec.path, options);
+  m->backbone_ = models::qwen35::Backbone::load(backbone_path(spec.path), options);
   if (spec.kind == ModelKind::kChat) {
     m->start_engine(spec, params);
     return m;
@@ -25,13 +26,7 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const ModelSpec& spec, const Load
     throw Error("joint head hidden size " + std::to_string(m->head_->config().hidden_size) +
                 " does not match the backbone's " + std::to_string(hidden));
 
-  const kernels::WeightMatrix& table = m->backbone_->weights().output();
-  const int64_t vocab = table.rows;
-  m->lexical_ = [&table, vocab, hidden](decision::TokenId id, std::span<float> row) {
-    if (id < 0 || id >= vocab) throw Error("lexical row " + std::to_string(id) + " outside the vocabulary");
-    if (static_cast<int64_t>(row.size()) != hidden) throw Error("lexical row buffer has the wrong size");
-    kernels::dequantize_row(table, id, row.data());
-  };
+  m->lexical_ = decision::lexical_rows(m->backbone_->weights().output());
 
   m->start_engine(spec, params);
   return m;

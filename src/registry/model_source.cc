@@ -1,8 +1,12 @@
 #include "registry/model_source.h"
 
+#include <dirent.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "core/error.h"
+#include "core/mapped_file.h"
 #include "formats/gguf.h"
 #include "formats/gguf_qwen35.h"
 #include "formats/gguf_tokenizer.h"
@@ -14,16 +18,53 @@ bool is_gguf_model(const std::string& path) {
   return formats::is_gguf_path(path) && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
+std::vector<std::string> list_folder(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) throw Error(dir + ": cannot read this folder");
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<std::string> gguf_files_in(const std::string& dir) {
+  std::vector<std::string> files;
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return files;
+  for (const std::string& name : list_folder(dir)) {
+    // Hidden files (e.g. macOS "._x.gguf") are not models.
+    if (name.front() != '.' && is_gguf_model(dir + "/" + name)) files.push_back(dir + "/" + name);
+  }
+  return files;
+}
+
+std::string backbone_path(const std::string& path) {
+  if (formats::is_gguf_path(path) || file_exists(path + "/config.json")) return path;
+  const std::vector<std::string> files = gguf_files_in(path);
+  if (files.size() > 1)
+    throw Error(path + ": " + std::to_string(files.size()) +
+                " .gguf files and no config.json; a model folder holds one backbone (keep one .gguf file)");
+  return files.empty() ? path : files.front();
+}
+
 std::string model_config_path(const std::string& path) {
-  return formats::is_gguf_path(path) ? path : path + "/config.json";
+  const std::string backbone = backbone_path(path);
+  return formats::is_gguf_path(backbone) ? backbone : backbone + "/config.json";
 }
 
 formats::ModelConfig read_model_config(const std::string& path) {
-  if (formats::is_gguf_path(path)) return formats::gguf_qwen35_model_config(formats::GgufFile(path));
-  return formats::load_model_config(path + "/config.json");
+  const std::string backbone = backbone_path(path);
+  if (formats::is_gguf_path(backbone)) return formats::gguf_qwen35_model_config(formats::GgufFile(backbone));
+  return formats::load_model_config(backbone + "/config.json");
 }
 
-tokenizer::Tokenizer read_model_tokenizer(const std::string& path) {
+tokenizer::Tokenizer read_model_tokenizer(const std::string& model_path) {
+  // A decision folder's tokenizer.json sits beside its .gguf backbone, where the GGUF reader looks first.
+  const std::string path = backbone_path(model_path);
   if (formats::is_gguf_path(path)) {
     std::string source;
     const std::string text = formats::gguf_model_tokenizer_json(path, &source);
@@ -49,7 +90,8 @@ chat::ChatTemplate read_chat_template(const std::string& path, const tokenizer::
   return chat::ChatTemplate::from_tokenizer_config(config, path, std::nullopt);
 }
 
-std::size_t gguf_weight_bytes(const std::string& path) {
+std::size_t gguf_weight_bytes(const std::string& model_path) {
+  const std::string path = backbone_path(model_path);
   if (!formats::is_gguf_path(path)) return 0;
   const formats::GgufFile file(path);
   std::size_t total = 0;

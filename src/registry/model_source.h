@@ -1,8 +1,10 @@
 // What the registry reads from a model path, which is a checkpoint folder or a llama.cpp `qwen35`
-// .gguf file (docs/gguf.md): its configuration, tokenizer, chat template and weight bytes.
+// .gguf file (docs/gguf.md): its configuration, tokenizer, chat template and weight bytes. A decision
+// folder may hold its backbone as one .gguf file beside the joint head (backbone_path).
 #pragma once
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "chat/chat_template.h"
 #include "formats/hf_config.h"
@@ -12,6 +14,18 @@ namespace verdict::registry {
 
 // True for an existing regular file whose name ends in ".gguf".
 bool is_gguf_model(const std::string& path);
+
+// The names in a folder (without "." and ".."), sorted; throws verdict::Error if it cannot be read.
+std::vector<std::string> list_folder(const std::string& dir);
+
+// The .gguf files directly in a folder (full paths, sorted; none for a file or a missing folder).
+std::vector<std::string> gguf_files_in(const std::string& dir);
+
+// Where a model path's backbone is: the path itself for a checkpoint folder with config.json or a .gguf
+// file; for a folder without config.json its one .gguf file (a decision model whose backbone is a
+// llama.cpp qwen35 GGUF beside joint_head.safetensors, docs/gguf.md). Throws verdict::Error when such a
+// folder holds several .gguf files. Every reader below resolves its path through it.
+std::string backbone_path(const std::string& path);
 
 // config.json of a folder, or the dimensions in a GGUF file's metadata.
 formats::ModelConfig read_model_config(const std::string& path);
@@ -25,7 +39,7 @@ tokenizer::Tokenizer read_model_tokenizer(const std::string& path);
 // `tokenizer.chat_template` with the bos/eos token texts of its tokenizer metadata.
 chat::ChatTemplate read_chat_template(const std::string& path, const tokenizer::Tokenizer& tok);
 
-// Bytes of a GGUF file's tensors (0 for a folder).
+// Bytes of the GGUF backbone's tensors (0 for a safetensors checkpoint).
 std::size_t gguf_weight_bytes(const std::string& path);
 
 }  // namespace verdict::registry

@@ -1,6 +1,5 @@
 #include "registry/model_spec.h"
 
-#include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -19,19 +18,6 @@ bool is_dir(const std::string& path) {
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-std::vector<std::string> list_dir(const std::string& dir) {
-  std::vector<std::string> names;
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) throw Error(dir + ": cannot read this folder");
-  while (const dirent* e = ::readdir(d)) {
-    const std::string name = e->d_name;
-    if (name != "." && name != "..") names.push_back(name);
-  }
-  ::closedir(d);
-  std::sort(names.begin(), names.end());
-  return names;
 }
 
 std::string strip_trailing_slashes(std::string path) {
@@ -81,9 +67,12 @@ const char* kind_name(ModelKind kind) { return kind == ModelKind::kDecision ? "d
 
 bool is_checkpoint_dir(const std::string& dir) {
   if (is_gguf_model(dir)) return true;  // a llama.cpp qwen35 GGUF file (docs/gguf.md)
-  if (!is_dir(dir) || !file_exists(dir + "/config.json")) return false;
+  if (!is_dir(dir)) return false;
+  // A decision model whose backbone is a .gguf file beside the joint head (backbone_path).
+  if (!file_exists(dir + "/config.json"))
+    return detect_kind(dir) == ModelKind::kDecision && !gguf_files_in(dir).empty();
   if (file_exists(dir + "/model.safetensors") || file_exists(dir + "/model.safetensors.index.json")) return true;
-  for (const std::string& name : list_dir(dir))
+  for (const std::string& name : list_folder(dir))
     if (ends_with(name, ".safetensors") && name != "joint_head.safetensors") return true;
   return false;
 }
@@ -117,7 +106,8 @@ ModelSpec model_from_flag(std::string_view value) {
   check_model_name(spec.name);
   if (spec.path.empty() || !is_checkpoint_dir(spec.path))
     throw Error("--model " + std::string(value) + ": '" + spec.path +
-                "' is not a checkpoint folder (config.json and *.safetensors expected) or a .gguf file");
+                "' is not a checkpoint folder (config.json and *.safetensors expected), a .gguf file, or a "
+                "decision folder (joint head and one .gguf backbone)");
   spec.kind = detect_kind(spec.path);
   return spec;
 }
@@ -126,7 +116,7 @@ std::vector<ModelSpec> scan_models_dir(const std::string& dir) {
   const std::string root = strip_trailing_slashes(dir);
   if (!is_dir(root)) throw Error("--models " + dir + ": not a folder");
   std::vector<ModelSpec> specs;
-  for (const std::string& name : list_dir(root)) {
+  for (const std::string& name : list_folder(root)) {
     const std::string path = root + "/" + name;
     if (!name_is_valid(name) || !is_checkpoint_dir(path)) continue;
     specs.push_back({name, path, detect_kind(path)});

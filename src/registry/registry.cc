@@ -19,7 +19,8 @@ namespace {
 
 constexpr std::size_t kDefaultMaxLength = 16384;  // Qwen3.5 Clef (systemone-api.md §6)
 
-int64_t modification_time(const std::string& dir) {
+int64_t modification_time(const std::string& model_path) {
+  const std::string dir = backbone_path(model_path);  // a decision folder's .gguf backbone
   if (is_gguf_model(dir)) {
     struct stat st {};
     return ::stat(dir.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_mtime) : 0;
@@ -112,13 +113,14 @@ void Registry::initialize() {
     const std::string& dir = e->spec.path;
     // Computed outside the lock, published under it: /metrics and /v1/models may run meanwhile.
     std::size_t max_length = 0;
-    int64_t created = modification_time(dir);
+    int64_t created = 0;
     MemoryEstimate estimate;
     std::unique_ptr<tokenizer::Tokenizer> tokenizer;
     std::unique_ptr<chat::ChatTemplate> chat_template;
     chat::GenerationOptions defaults;
     const bool is_chat = e->spec.kind == ModelKind::kChat;
     try {
+      created = modification_time(dir);
       const formats::ModelConfig model = read_model_config(dir);
       const models::qwen35::Config config = models::qwen35::make_config(model, model_config_path(dir));
       const auto it = options_.max_length.find(e->spec.name);

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "core/json.h"
@@ -17,7 +18,7 @@ using testing::fixture;
 using testing::run_process;
 using testing::verdict_bin;
 
-void run_cases(const std::string& checkpoint, std::size_t limit) {
+void run_cases(const std::string& model_dir, std::size_t limit) {
   const Json cases = load_json_file(fixture("clef-tiny/cases.json"));
   ASSERT_GE(cases["cases"].size(), 30u);
   // ctest runs the tests of this file in parallel: each writes its own request file.
@@ -32,7 +33,7 @@ void run_cases(const std::string& checkpoint, std::size_t limit) {
       std::ofstream out(request_path, std::ios::binary);
       out << c["request_json"].get<std::string>();
     }
-    auto r = run_process(verdict_bin(), {"decide", "--model", fixture(checkpoint), "--request", request_path,
+    auto r = run_process(verdict_bin(), {"decide", "--model", model_dir, "--request", request_path,
                                          "--max-length", std::to_string(c["max_length"].get<int>())});
     const Json& expected = c["expected"];
     const Json body = parse_json(r.out, "decide output");
@@ -55,9 +56,28 @@ void run_cases(const std::string& checkpoint, std::size_t limit) {
   EXPECT_GT(answered, 0u);
 }
 
-TEST(Decide, ClefTinyBf16AllCases) { run_cases("clef-tiny/bf16", 1000); }
+TEST(Decide, ClefTinyBf16AllCases) { run_cases(fixture("clef-tiny/bf16"), 1000); }
 
-TEST(Decide, ClefTinyF32FirstCases) { run_cases("clef-tiny/f32", 8); }
+TEST(Decide, ClefTinyF32FirstCases) { run_cases(fixture("clef-tiny/f32"), 8); }
+
+// A decision folder holding the backbone as an F32 GGUF file (`verdict convert`) beside the joint head, with
+// no config.json or tokenizer.json: the same answers and token counts as the checkpoint (docs/gguf.md).
+TEST(Decide, ClefTinyWithAGgufBackboneFirstCases) {
+  const std::string dir = ::testing::TempDir() + "/decide-gguf-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string clef = fixture("clef-tiny/bf16");
+  auto made = run_process(verdict_bin(), {"convert", clef, dir + "/clef-tiny.gguf", "--type", "f32"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  for (const char* file : {"joint_head.safetensors", "joint_head_config.json"})
+    std::filesystem::copy_file(clef + "/" + file, dir + "/" + file);
+  run_cases(dir, 8);
+  auto info = run_process(verdict_bin(), {"info", dir, "--json"});
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  const Json summary = parse_json(info.out, "info");
+  EXPECT_EQ(summary["kind"], "decision");
+  EXPECT_EQ(summary["path"], dir);
+  std::filesystem::remove_all(dir);
+}
 
 // --explain: ids and spans exact, unrounded probabilities within 1e-4 of the float64 reference (F32 weights).
 TEST(Decide, ExplainMatchesTheReferenceTrace) {

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <string>
 
+#include "core/error.h"
+#include "models/qwen35/gguf_export.h"
 #include "registry/memory.h"
 #include "registry/model_source.h"
 #include "registry/model_spec.h"
@@ -52,6 +54,48 @@ TEST(GgufModel, SameConfigTokenizerAndTemplateAsTheFolder) {
   EXPECT_GT(gguf_weight_bytes(path), 1'000'000u);
   EXPECT_EQ(gguf_weight_bytes(folder), 0u);
   std::filesystem::remove_all(dir);
+}
+
+// A decision folder may hold its backbone as one .gguf file beside the joint head (backbone_path).
+TEST(GgufModel, DecisionFolderWithAGgufBackbone) {
+  const std::string clef = fixture("clef-tiny/bf16");
+  const std::string root = ::testing::TempDir() + "/registry_gguf_decision_" + std::to_string(::getpid());
+  const std::string dir = root + "/clef-q8";
+  std::filesystem::create_directories(dir);
+  models::qwen35::GgufExportOptions options;
+  options.type = formats::GgmlType::Q8_0;
+  models::qwen35::export_gguf(clef, dir + "/backbone.gguf", options);
+  EXPECT_FALSE(is_checkpoint_dir(dir)) << "a .gguf file alone in a folder is not a decision model";
+  for (const char* file : {"joint_head.safetensors", "joint_head_config.json"})
+    std::filesystem::copy_file(clef + "/" + file, dir + "/" + file);
+
+  EXPECT_TRUE(is_checkpoint_dir(dir));
+  EXPECT_EQ(backbone_path(dir), dir + "/backbone.gguf");
+  EXPECT_EQ(backbone_path(clef), clef);
+  EXPECT_EQ(model_config_path(dir), dir + "/backbone.gguf");
+  const ModelSpec spec = model_from_flag(dir);
+  EXPECT_EQ(spec.name, "clef-q8");
+  EXPECT_EQ(spec.kind, ModelKind::kDecision);
+  const std::vector<ModelSpec> scanned = scan_models_dir(root);
+  ASSERT_EQ(scanned.size(), 1u);
+  EXPECT_EQ(scanned[0].kind, ModelKind::kDecision);
+
+  const formats::ModelConfig a = read_model_config(dir), b = read_model_config(clef);
+  EXPECT_EQ(a.text.hidden_size, b.text.hidden_size);
+  EXPECT_EQ(a.text.vocab_size, b.text.vocab_size);
+  const tokenizer::Tokenizer ta = read_model_tokenizer(dir), tb = read_model_tokenizer(clef);
+  EXPECT_EQ(ta.encode("Café naïve <|im_start|> 12.5%"), tb.encode("Café naïve <|im_start|> 12.5%"));
+  EXPECT_GT(gguf_weight_bytes(dir), 100'000u);
+
+  // Two backbones: which one is meant cannot be guessed.
+  std::filesystem::copy_file(dir + "/backbone.gguf", dir + "/other.gguf");
+  try {
+    backbone_path(dir);
+    ADD_FAILURE() << "two .gguf files accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("2 .gguf files"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace

@@ -14,10 +14,9 @@ namespace verdict::server::testing {
 
 std::string clef_tiny_dir() { return verdict::testing::fixture("clef-tiny/bf16"); }
 
-registry::RegistryOptions clef_tiny_registry() {
+registry::RegistryOptions clef_tiny_registry(const std::string& dir) {
   registry::RegistryOptions o;
-  o.models = {{"clef-tiny", clef_tiny_dir(), registry::ModelKind::kDecision},
-              {"clef-tiny-short", clef_tiny_dir(), registry::ModelKind::kDecision}};
+  o.models = {{"clef-tiny", dir, registry::ModelKind::kDecision}, {"clef-tiny-short", dir, registry::ModelKind::kDecision}};
   o.max_length = {{"clef-tiny-short", 480}};
   o.slots = 8;
   return o;

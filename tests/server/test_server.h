@@ -18,8 +18,8 @@ using OrderedJson = nlohmann::ordered_json;
 
 // fixtures/clef-tiny/bf16.
 std::string clef_tiny_dir();
-// The fixture's two registrations: clef-tiny (16,384) and clef-tiny-short (480), same checkpoint.
-registry::RegistryOptions clef_tiny_registry();
+// The fixture's two registrations of the checkpoint in `dir`: clef-tiny (16,384) and clef-tiny-short (480).
+registry::RegistryOptions clef_tiny_registry(const std::string& dir = clef_tiny_dir());
 // Loopback, ephemeral port, short idle timeout.
 ServerOptions test_server_options();
 
