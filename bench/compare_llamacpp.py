@@ -12,7 +12,14 @@ For each shape (`verdict make-model --preset SHAPE --seed 1`, written once into 
     verdict bench --model F --n-prompt 4096 --n-gen 0 ...   /   llama-bench -m F -p 4096 -n 0 ...
 
 and prints one table: tokens/s of each engine (medians of the R runs; llama-bench's samples_ts) and
-verdict / llama.cpp. Each measurement records the 1-minute load average read just before it (on a
+verdict / llama.cpp.
+
+--decision SHAPE (e.g. clef-0.8b) adds the latency of one decision for each type: the Clef checkpoint
+(`make-model --preset SHAPE --seed 1`) gets its backbone converted to SHAPE-TYPE.gguf and a decision folder
+SHAPE-TYPE/ (that file and the checkpoint's joint head, linked: docs/gguf.md); `verdict serve --preload`
+answers R decisions of ~--decision-tokens tokens one after another (bench/decision_batching.py, median
+wall time per request), and llama-bench prefills the same number of tokens on the same file
+(`-p N -n 0`; llama.cpp has no Clef head, so its figure is the backbone alone). Each measurement records the 1-minute load average read just before it (on a
 shared machine, other processes' compilers slow either engine: compare rows run at similar load).
 --out appends one JSON object per measurement (for reruns: --table-from FILE prints the table of the
 best value per cell of one or more such files). llama.cpp's tools come from
@@ -29,6 +36,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+import decision_batching  # noqa: E402 - the server-side decision measurement, shared
 
 
 def log(msg):
@@ -62,6 +71,36 @@ def ensure_files(verdict, cache, shape, types):
             tmp.rename(f)
         files[t] = f
     return files
+
+
+def ensure_decision_folders(verdict, cache, shape, types):
+    """SHAPE-TYPE/ decision folders: the backbone of the Clef checkpoint SHAPE as SHAPE-TYPE.gguf beside links to
+    its joint head. Returns {type: (folder, gguf)}."""
+    files = ensure_files(verdict, cache, shape, types)
+    folders = {}
+    for t, f in files.items():
+        folder = cache / f"{shape}-{t}"
+        folder.mkdir(exist_ok=True)
+        for name, target in [("backbone.gguf", f)] + [(n, cache / shape / n) for n in
+                                                      ("joint_head.safetensors", "joint_head_config.json")]:
+            link = folder / name
+            if not link.is_symlink():
+                link.symlink_to(target)
+        folders[t] = (folder, f)
+    return folders
+
+
+def verdict_decision(verdict, folder, tokens, threads, reps):
+    """Median wall time of `reps` decisions of ~`tokens` input tokens (the record: state, schema and template),
+    one after another, through the server."""
+    proc, base = decision_batching.start_server(verdict, [f"clef={folder}"], threads, [])
+    try:
+        n_words, got, _ = decision_batching.fit_words(base, "clef", tokens, whole_record=True)
+        _, lat = decision_batching.sequential(base, "clef", range(100, 100 + reps), n_words)
+        return got, statistics.median(x[0] for x in lat) * 1000
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
 
 
 def verdict_bench(verdict, f, n_prompt, n_gen, threads, reps):
@@ -115,6 +154,9 @@ def print_table(rows):
     """rows: list of measurement records; the best (highest tokens/s) per (shape, type, engine, test)."""
     best = {}
     load = {}
+    rows = [r for r in rows if not r["test"].startswith("decision")]  # printed as latencies (main)
+    if not rows:
+        return
     for r in rows:
         if r.get("value") is None:
             continue
@@ -162,6 +204,10 @@ def main():
     ap.add_argument("--engines", default="verdict,llama.cpp")
     ap.add_argument("--out", help="append one JSON line per measurement to this file")
     ap.add_argument("--table-from", nargs="+", help="print the table of these --out files and exit")
+    ap.add_argument("--decision", help="Clef shape for the decision latency (e.g. clef-0.8b; default: none)")
+    ap.add_argument("--decision-tokens", type=int, default=350,
+                    help="input tokens of each decision's record, schema and template included (default 350)")
+    ap.add_argument("--decision-repetitions", type=int, default=5)
     args = ap.parse_args()
 
     if args.table_from:
@@ -190,7 +236,7 @@ def main():
             out.flush()
         log(f"  {engine:9s} {shape} {typ} {test}: {fmt(value, 2)} tok/s (load {load:.2f})")
 
-    for shape in args.shapes.split(","):
+    for shape in [s for s in args.shapes.split(",") if s]:  # --shapes '' measures the decisions alone
         files = ensure_files(verdict, cache, shape, args.types.split(","))
         for typ, f in files.items():
             if llama_bin:
@@ -217,6 +263,28 @@ def main():
                     if n_gen > 0:
                         record(shape, typ, engine, f"tg{n_gen}", res["tg"], cmd, load)
     print_table(rows)
+    if args.decision:
+        decision_rows = []
+        for typ, (folder, f) in ensure_decision_folders(verdict, cache, args.decision, args.types.split(",")).items():
+            load = load_average()
+            tokens, v_ms = verdict_decision(verdict, folder, args.decision_tokens, args.threads,
+                                            args.decision_repetitions)
+            cmd = f"decision_batching: verdict serve --preload --model clef={folder} --threads {args.threads}"
+            record(args.decision, typ, "verdict", f"decision{tokens}", tokens / v_ms * 1000, [cmd], load)
+            l_ms = None
+            if llama_bin:
+                load = load_average()
+                lcmd, res = llama_bench(llama_bin, f, tokens, 0, args.threads, args.decision_repetitions)
+                record(args.decision, typ, "llama.cpp", f"decision{tokens}", res["pp"], lcmd, load)
+                l_ms = tokens / res["pp"] * 1000 if res["pp"] else None
+            decision_rows.append((typ, tokens, v_ms, l_ms))
+        print()
+        print(f"| {args.decision} | input tokens | verdict: one decision (ms) | llama.cpp: prefill alone (ms) | "
+              "llama.cpp / verdict |")
+        print("|---|---|---|---|---|")
+        for typ, tokens, v_ms, l_ms in decision_rows:
+            print(f"| {typ} | {tokens} | {v_ms:.0f} | {fmt(l_ms, 0)} | "
+                  f"{fmt(ratio(l_ms, v_ms), 2)}{'×' if l_ms else ''} |")
     return 0
 
 

@@ -62,15 +62,17 @@ def post(base, payload, timeout=600):
     return time.perf_counter() - t0, out
 
 
-def fit_words(base, model, tokens):
-    """State words giving a state of ~`tokens` tokens: input_tokens grow linearly in the words, and the
-    schema's share is input_tokens of a state of zero words. Three probes (they also warm the server)."""
+def fit_words(base, model, tokens, whole_record=False):
+    """State words giving a state of ~`tokens` tokens (with whole_record, a record of ~`tokens` input tokens,
+    schema and template included): input_tokens grow linearly in the words, and the schema's share is
+    input_tokens of a state of zero words. Three probes (they also warm the server)."""
     _, z = post(base, body(model, 10_000, 0))
     overhead = z["usage"]["input_tokens"]
-    n = max(8, tokens // 2)
+    state_tokens = tokens - overhead if whole_record else tokens
+    n = max(8, state_tokens // 2)
     _, a = post(base, body(model, 10_001, n))
     per_word = (a["usage"]["input_tokens"] - overhead) / n
-    fitted = max(1, round(tokens / per_word))
+    fitted = max(1, round(state_tokens / per_word))
     _, c = post(base, body(model, 10_002, fitted))
     return fitted, c["usage"]["input_tokens"], overhead
 
