@@ -100,10 +100,12 @@ struct Weight {
   kernels::PackedWeight pack;
 };
 
-enum Kind { kF32, kBf16Fp32Act, kBf16, kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8 };
+// kQ6_K and kF16 have no packed kernel: they run on the unpacked path (rows dequantized, fp32 dots).
+enum Kind { kF32, kBf16Fp32Act, kBf16, kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kQ6_K, kF16 };
 
 const char* kind_name(int k) {
-  static const char* names[] = {"f32", "bf16_f32act", "bf16", "q8_0", "q4_0", "q4_k", "mlx4_g64", "mlx8_g64"};
+  static const char* names[] = {"f32",      "bf16_f32act", "bf16", "q8_0", "q4_0", "q4_k",
+                                "mlx4_g64", "mlx8_g64",    "q6_k", "f16"};
   return names[k];
 }
 
@@ -145,23 +147,35 @@ std::unique_ptr<Weight> make(int kind, int64_t rows, int64_t cols) {
       v.biases = w->biases.data();
       break;
     default: {
-      v.type = kind == kQ8_0 ? WeightType::Q8_0 : kind == kQ4_0 ? WeightType::Q4_0 : WeightType::Q4_K;
+      v.type = kind == kQ8_0   ? WeightType::Q8_0
+               : kind == kQ4_0 ? WeightType::Q4_0
+               : kind == kQ4_K ? WeightType::Q4_K
+               : kind == kQ6_K ? WeightType::Q6_K
+                               : WeightType::F16;
       w->blocks.resize(static_cast<std::size_t>(rows * v.row_bytes()));
       for (auto& b : w->blocks) b = static_cast<uint8_t>(byte(rng));
-      // Finite scales: the first two bytes of every block (Q4_K: d and dmin) as small halves.
+      // Finite values: every F16 weight, and each block's scales (Q4_K: d and dmin first, Q6_K: d last)
+      // as small halves.
       const auto bb = static_cast<std::size_t>(kernels::block_bytes(v.type));
+      const auto put_half = [&](std::size_t at, float f) {
+        const uint16_t half = f32_to_f16(f);
+        w->blocks[at] = static_cast<uint8_t>(half & 0xFF);
+        w->blocks[at + 1] = static_cast<uint8_t>(half >> 8);
+      };
       for (std::size_t at = 0; at < w->blocks.size(); at += bb) {
-        for (std::size_t h = 0; h < (v.type == WeightType::Q4_K ? 2u : 1u); ++h) {
-          const uint16_t half = f32_to_f16(0.01f * dist(rng));
-          w->blocks[at + 2 * h] = static_cast<uint8_t>(half & 0xFF);
-          w->blocks[at + 2 * h + 1] = static_cast<uint8_t>(half >> 8);
+        if (v.type == WeightType::F16) {
+          put_half(at, dist(rng));
+        } else if (v.type == WeightType::Q6_K) {
+          put_half(at + bb - 2, 0.01f * dist(rng));
+        } else {
+          for (std::size_t h = 0; h < (v.type == WeightType::Q4_K ? 2u : 1u); ++h) put_half(at + 2 * h, 0.01f * dist(rng));
         }
       }
       v.blocks = w->blocks.data();
       break;
     }
   }
-  if (kind != kF32 && kind != kBf16Fp32Act) {
+  if (kind != kF32 && kind != kBf16Fp32Act && kind != kQ6_K && kind != kF16) {
     w->pack = kernels::pack(v, kind == kBf16 ? PackKind::Bf16 : PackKind::Int8);
     v.pack = w->pack.view();
   }
@@ -174,7 +188,7 @@ double run_peak(int kind, int threads, double& ops) {
   constexpr int64_t kIters = 1 << 13, kTasksPerThread = 4;  // small tasks: a late worker still gets its share
   const auto start = std::chrono::steady_clock::now();
   kernels::default_pool().run(threads * kTasksPerThread, [&](int64_t) {
-    if (kind == kF32 || kind == kBf16Fp32Act) {
+    if (kind == kF32 || kind == kBf16Fp32Act || kind == kQ6_K || kind == kF16) {  // fp32 dots
       verdict::bench::vfmadd_peak(kIters);
     } else if (kind == kBf16) {
       verdict::bench::vdpbf16ps_peak(kIters);
@@ -183,7 +197,8 @@ double run_peak(int kind, int threads, double& ops) {
     }
   });
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const double per_instruction = kind == kF32 || kind == kBf16Fp32Act ? 32 : kind == kBf16 ? 64 : 128;
+  const bool fp32 = kind == kF32 || kind == kBf16Fp32Act || kind == kQ6_K || kind == kF16;
+  const double per_instruction = fp32 ? 32 : kind == kBf16 ? 64 : 128;
   ops = static_cast<double>(threads * kTasksPerThread) * kIters * 24 * per_instruction;
   return seconds;
 }
@@ -247,7 +262,7 @@ void BM_Gemm(benchmark::State& state) {
 }
 
 void gemm_args(benchmark::internal::Benchmark* b) {
-  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kBf16, kBf16Fp32Act, kF32})
+  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kBf16, kBf16Fp32Act, kF32, kQ6_K, kF16})
     for (int threads : {1, 2})
       for (auto shape : {std::pair<int64_t, int64_t>{3584, 1024}, {1024, 3584}, {6144, 1024}})
         b->Args({kind, shape.first, shape.second, threads});
