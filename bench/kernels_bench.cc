@@ -100,7 +100,7 @@ struct Weight {
   kernels::PackedWeight pack;
 };
 
-// kQ6_K and kF16 have no packed kernel: they run on the unpacked path (rows dequantized, fp32 dots).
+// kF16 has no packed kernel: it runs on the unpacked path (rows dequantized, fp32 dots).
 enum Kind { kF32, kBf16Fp32Act, kBf16, kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kQ6_K, kF16 };
 
 const char* kind_name(int k) {
@@ -175,7 +175,7 @@ std::unique_ptr<Weight> make(int kind, int64_t rows, int64_t cols) {
       break;
     }
   }
-  if (kind != kF32 && kind != kBf16Fp32Act && kind != kQ6_K && kind != kF16) {
+  if (kind != kF32 && kind != kBf16Fp32Act && kind != kF16) {
     w->pack = kernels::pack(v, kind == kBf16 ? PackKind::Bf16 : PackKind::Int8);
     v.pack = w->pack.view();
   }
@@ -188,7 +188,7 @@ double run_peak(int kind, int threads, double& ops) {
   constexpr int64_t kIters = 1 << 13, kTasksPerThread = 4;  // small tasks: a late worker still gets its share
   const auto start = std::chrono::steady_clock::now();
   kernels::default_pool().run(threads * kTasksPerThread, [&](int64_t) {
-    if (kind == kF32 || kind == kBf16Fp32Act || kind == kQ6_K || kind == kF16) {  // fp32 dots
+    if (kind == kF32 || kind == kBf16Fp32Act || kind == kF16) {  // fp32 dots
       verdict::bench::vfmadd_peak(kIters);
     } else if (kind == kBf16) {
       verdict::bench::vdpbf16ps_peak(kIters);
@@ -197,7 +197,7 @@ double run_peak(int kind, int threads, double& ops) {
     }
   });
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const bool fp32 = kind == kF32 || kind == kBf16Fp32Act || kind == kQ6_K || kind == kF16;
+  const bool fp32 = kind == kF32 || kind == kBf16Fp32Act || kind == kF16;
   const double per_instruction = fp32 ? 32 : kind == kBf16 ? 64 : 128;
   ops = static_cast<double>(threads * kTasksPerThread) * kIters * 24 * per_instruction;
   return seconds;
@@ -438,7 +438,7 @@ void gemv_args(benchmark::internal::Benchmark* b) {
   // qwen35-0.8b (hidden 1024: MLP, DeltaNet in_proj_qkv, lm_head) and qwen35-2b (hidden 2048) shapes.
   const std::pair<int64_t, int64_t> shapes[] = {{3584, 1024}, {1024, 3584}, {6144, 1024},
                                                 {6144, 2048}, {2048, 6144}, {248320, 1024}};
-  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kMlx4, kBf16})
+  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kBf16})
     for (auto shape : shapes)
       for (auto [n, threads] : {std::pair<int, int>{1, 1}, {1, 2}, {4, 2}})
         b->Args({kind, shape.first, shape.second, n, threads});

@@ -68,9 +68,9 @@ constexpr bool is_ggml_type(WeightType t) { return block_bytes(t) > 0; }
 enum class PackKind : uint8_t {
   None,
   // Unsigned 4- or 8-bit integers in panels of 16 rows, per 32-column block one fp32 scale per row (and
-  // for Q4_K/MLX one fp32 "min" per row, which multiplies Σx of the block); multiplied with activations
-  // quantized to int8 per token and 32-column block (AVX-512 VNNI vpdpbusd, AVX2 vpmaddubsw + vpmaddwd,
-  // scalar).
+  // for Q4_K/MLX one fp32 "min" per row, which multiplies Σx of the block; for Q6_K a second scale, of the
+  // block's columns 16–31); multiplied with activations quantized to int8 per token and 32-column block
+  // (AVX-512 VNNI vpdpbusd, AVX2 vpmaddubsw + vpmaddwd, scalar).
   Int8,
   // bfloat16 values in panels of 16 rows × 2 columns, multiplied with activations rounded to bf16
   // (AVX-512 vdpbf16ps).
@@ -82,7 +82,9 @@ enum class PackKind : uint8_t {
 //         block_stride bytes at data + (p · blocks + b) · block_stride: the weights (8-bit: 8 chunks of
 //         64 bytes, chunk j = columns 4j .. 4j + 3 of the 16 rows, row i at bytes 4i .. 4i + 3; 4-bit:
 //         4 chunks of 64 bytes whose low nibbles hold chunk j and high nibbles chunk j + 4), then 16 fp32
-//         scales, then (has_mins) 16 fp32 mins. Stored value = q + offset, offset 128 (Q8_0), 8 (Q4_0) or 0.
+//         scales, then (has_mins) 16 fp32 mins or (sub16) the 16 fp32 scales of columns 16–31 (the first
+//         16 then scale columns 0–15 only). Stored value = q + offset, offset 128 (Q8_0; Q6_K, whose
+//         q = q6 − 32), 8 (Q4_0) or 0.
 //   Bf16: for panel p, cols_padded / 2 chunks of 64 bytes: chunk k holds columns 2k, 2k + 1 of the 16 rows.
 struct PackedView {
   PackKind kind = PackKind::None;
@@ -95,6 +97,7 @@ struct PackedView {
   int bits = 8;              // Int8: 8 or 4
   int offset = 0;            // Int8: stored = q + offset
   bool has_mins = false;     // Int8
+  bool sub16 = false;        // Int8 (Q6_K): a scale per 16 columns, two per record
   const uint8_t* data = nullptr;  // 64-byte aligned
 };
 

@@ -76,7 +76,8 @@ const Int8Case kInt8Cases[] = {
     {WeightType::Q4_K, 0, 0, 31, 512, 11},   {WeightType::MlxAffine, 4, 32, 7, 64, 5},
     {WeightType::MlxAffine, 4, 64, 18, 128, 9}, {WeightType::MlxAffine, 4, 128, 35, 256, 6},
     {WeightType::MlxAffine, 8, 32, 9, 96, 4},  {WeightType::MlxAffine, 8, 64, 16, 64, 1},
-    {WeightType::MlxAffine, 8, 128, 50, 384, 14}};
+    {WeightType::MlxAffine, 8, 128, 50, 384, 14}, {WeightType::Q6_K, 0, 0, 5, 256, 3},
+    {WeightType::Q6_K, 0, 0, 37, 512, 9},       {WeightType::Q6_K, 0, 0, 16, 768, 1}};
 
 TEST(PackedInt8, MatchesTwinOnEveryIsaAndContractBoundsTheError) {
   std::mt19937 rng(21);
@@ -125,8 +126,8 @@ struct ExtremeCase {
   int lo, hi;  // stored integer range (Q8_0: the signed q)
 };
 
-// Sets the stored integer of (r, c) to q, and unit scales (Q4_K: sc = m = 1, d = dmin = 1; MLX: scale 1,
-// bias `bias`) so that W = q (Q4_0: q − 8, Q4_K: q − 1, MLX: q + bias).
+// Sets the stored integer of (r, c) to q, and unit scales (Q4_K: sc = m = 1, d = dmin = 1; Q6_K: d = 1,
+// scales 1; MLX: scale 1, bias `bias`) so that W = q (Q4_0: q − 8, Q4_K: q − 1, Q6_K: q − 32, MLX: q + bias).
 void put_q(testing::RandomWeight& w, int64_t r, int64_t c, int q) {
   const WeightMatrix& v = w.view;
   const auto rb = static_cast<std::size_t>(v.row_bytes());
@@ -144,6 +145,14 @@ void put_q(testing::RandomWeight& w, int64_t r, int64_t c, int q) {
     case WeightType::Q4_K: {
       const std::size_t i = col % 256;
       nibble(w.blocks[row + col / 256 * 144 + 16 + i / 64 * 32 + i % 32], (i / 32) % 2 == 1, q);
+      break;
+    }
+    case WeightType::Q6_K: {  // the low 4 bits in ql, the high 2 in qh (ggml's block_q6_K)
+      uint8_t* b = w.blocks.data() + row + col / 256 * 210;
+      const std::size_t i = col % 256, half = i / 128, k = i % 128, quad = k / 32, l = k % 32;
+      nibble(b[64 * half + 32 * (quad % 2) + l], quad >= 2, q & 0xF);
+      uint8_t& hi = b[128 + 32 * half + l];
+      hi = static_cast<uint8_t>((hi & ~(3u << (2 * quad))) | ((q >> 4) << (2 * quad)));
       break;
     }
     default: {
@@ -172,6 +181,11 @@ void unit_scales(testing::RandomWeight& w, float bias) {
   }
   const auto bb = static_cast<std::size_t>(block_bytes(v.type));
   for (std::size_t at = 0; at < w.blocks.size(); at += bb) {
+    if (v.type == WeightType::Q6_K) {
+      put_one(at + 208);
+      for (std::size_t k = 0; k < 16; ++k) w.blocks[at + 192 + k] = 1;
+      continue;
+    }
     put_one(at);
     if (v.type == WeightType::Q4_K) {
       put_one(at + 2);
@@ -187,6 +201,7 @@ TEST(PackedInt8, ExtremeValuesGiveExactIntegerSumsOnEveryIsa) {
   const ExtremeCase cases[] = {{WeightType::Q8_0, 0, 0, 37, 96, -128, 127},
                                {WeightType::Q4_0, 0, 0, 37, 96, 0, 15},
                                {WeightType::Q4_K, 0, 0, 37, 256, 0, 15},
+                               {WeightType::Q6_K, 0, 0, 37, 512, 0, 63},
                                {WeightType::MlxAffine, 8, 32, 37, 96, 0, 255},
                                {WeightType::MlxAffine, 4, 32, 37, 96, 0, 15},
                                {WeightType::MlxAffine, 8, 64, 16, 64, 0, 255},
@@ -208,6 +223,7 @@ TEST(PackedInt8, ExtremeValuesGiveExactIntegerSumsOnEveryIsa) {
     ASSERT_EQ(scaled + min, k.type == WeightType::Q8_0 ? -128.0
                             : k.type == WeightType::Q4_0 ? -8.0
                             : k.type == WeightType::Q4_K ? -1.0
+                            : k.type == WeightType::Q6_K ? -32.0
                             : k.bits == 8 ? 1.0 : -1.0) << what;
     PackedWeight p = pack(w.view);
     ASSERT_NE(p.view(), nullptr) << what;
@@ -378,6 +394,7 @@ struct PackCase {
 const PackCase kPackCases[] = {{WeightType::Q8_0, 0, 0, PackKind::Int8},
                                {WeightType::Q4_0, 0, 0, PackKind::Int8},
                                {WeightType::Q4_K, 0, 0, PackKind::Int8},
+                               {WeightType::Q6_K, 0, 0, PackKind::Int8},
                                {WeightType::MlxAffine, 4, 64, PackKind::Int8},
                                {WeightType::MlxAffine, 8, 32, PackKind::Int8},
                                {WeightType::BF16, 0, 0, PackKind::Bf16}};
@@ -438,8 +455,9 @@ TEST(Packed, MovingKeepsTheViewAndUnsupportedTypesStayUnpacked) {
   auto f32 = make_weight(rng, WeightType::F32, 4, 64);
   EXPECT_EQ(preferred_pack(f32.view), PackKind::None);
   EXPECT_EQ(pack(f32.view).view(), nullptr);
-  auto q6 = make_weight(rng, WeightType::Q6_K, 4, 256);
-  EXPECT_EQ(pack(q6.view).view(), nullptr);
+  auto f16 = make_weight(rng, WeightType::F16, 4, 256);
+  EXPECT_EQ(preferred_pack(f16.view), PackKind::None);
+  EXPECT_EQ(pack(f16.view).view(), nullptr);
   auto mlx3 = make_weight(rng, WeightType::MlxAffine, 4, 96, 3, 32);
   EXPECT_EQ(pack(mlx3.view).view(), nullptr);
 }

@@ -253,9 +253,11 @@ inline __m256i bcast4(const int8_t* p) {
 }
 
 // RH half panels from half g0 (rows 8 · g0 ..; half g is panel g / 2, rows 8 · (g % 2) .. + 7 of it) × TB
-// tokens from t.
-template <int RH, int TB, int BITS, bool MINS>
+// tokens from t. SUB (sub16 records, 8-bit): columns 0–15 and 16–31 of a block sum separately (acc, acc2)
+// and take their own scales.
+template <int RH, int TB, int BITS, bool MINS, bool SUB = false>
 void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t g0, float* y) {
+  static_assert(!SUB || (BITS == 8 && !MINS), "sub16 records are 8-bit without mins");
   constexpr int64_t kWeightBytes = BITS == 8 ? 512 : 256;
   const int64_t bs = w.block_stride;
   const uint8_t* rec[RH];  // the half's bytes in the record of block 0
@@ -273,31 +275,43 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
     for (int tt = 0; tt < TB; ++tt) facc[h][tt] = _mm256_setzero_ps();
   for (int64_t b = 0; b < w.blocks; ++b) {
     const int8_t* xb = a.q + t * a.cols + b * kQBlock;
-    __m256i acc[RH][TB];
+    __m256i acc[RH][TB], acc2[SUB ? RH : 1][SUB ? TB : 1];
 #pragma GCC unroll 8
     for (int h = 0; h < RH; ++h)
 #pragma GCC unroll 8
-      for (int tt = 0; tt < TB; ++tt) acc[h][tt] = _mm256_setzero_si256();
+      for (int tt = 0; tt < TB; ++tt) {
+        acc[h][tt] = _mm256_setzero_si256();
+        if constexpr (SUB) acc2[h][tt] = _mm256_setzero_si256();
+      }
     // The chunk loops stay rolled: unrolled, GCC reassociates the integer sums across chunks and spills.
     if constexpr (BITS == 8) {
+      // Chunks [j0, j1) into `into`.
+      const auto chunks = [&](int j0, int j1, __m256i (&into)[RH][TB]) {
 #pragma GCC unroll 1
-      for (int j = 0; j < 8; ++j) {
-        __m256i wa[RH], ws[RH];
-#pragma GCC unroll 8
-        for (int h = 0; h < RH; ++h) {
-          ws[h] = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec[h] + b * bs + 64 * j)),
-                                   bias8);
-          wa[h] = _mm256_abs_epi8(ws[h]);
-        }
-#pragma GCC unroll 8
-        for (int tt = 0; tt < TB; ++tt) {
-          const __m256i xv = bcast4(xb + tt * a.cols + 4 * j);
+        for (int j = j0; j < j1; ++j) {
+          __m256i wa[RH], ws[RH];
 #pragma GCC unroll 8
           for (int h = 0; h < RH; ++h) {
-            const __m256i pairs = _mm256_maddubs_epi16(wa[h], _mm256_sign_epi8(xv, ws[h]));
-            acc[h][tt] = _mm256_add_epi32(acc[h][tt], _mm256_madd_epi16(pairs, ones));
+            ws[h] = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec[h] + b * bs + 64 * j)),
+                                     bias8);
+            wa[h] = _mm256_abs_epi8(ws[h]);
+          }
+#pragma GCC unroll 8
+          for (int tt = 0; tt < TB; ++tt) {
+            const __m256i xv = bcast4(xb + tt * a.cols + 4 * j);
+#pragma GCC unroll 8
+            for (int h = 0; h < RH; ++h) {
+              const __m256i pairs = _mm256_maddubs_epi16(wa[h], _mm256_sign_epi8(xv, ws[h]));
+              into[h][tt] = _mm256_add_epi32(into[h][tt], _mm256_madd_epi16(pairs, ones));
+            }
           }
         }
+      };
+      if constexpr (SUB) {
+        chunks(0, 4, acc);
+        chunks(4, 8, acc2);
+      } else {
+        chunks(0, 8, acc);
       }
     } else {
 #pragma GCC unroll 1
@@ -328,7 +342,7 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
 #pragma GCC unroll 8
     for (int tt = 0; tt < TB; ++tt) {
       const int64_t at = (t + tt) * a.blocks + b;
-      const __m256i cq = _mm256_set1_epi32(corr * a.qsum[at]);
+      const __m256i cq = _mm256_set1_epi32(corr * (SUB ? a.qsum16[2 * at] : a.qsum[at]));
       const __m256 dx = _mm256_set1_ps(a.d[at]);
 #pragma GCC unroll 8
       for (int h = 0; h < RH; ++h) {
@@ -338,6 +352,11 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
         facc[h][tt] = _mm256_fmadd_ps(part, _mm256_loadu_ps(sc), facc[h][tt]);
         if constexpr (MINS)
           facc[h][tt] = _mm256_fmadd_ps(_mm256_loadu_ps(sc + 16), _mm256_set1_ps(a.xsum[at]), facc[h][tt]);
+        if constexpr (SUB) {  // the second half, with the second scale (where the mins would be)
+          const __m256i cq2 = _mm256_set1_epi32(corr * a.qsum16[2 * at + 1]);
+          const __m256 part2 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(acc2[h][tt], cq2)), dx);
+          facc[h][tt] = _mm256_fmadd_ps(part2, _mm256_loadu_ps(sc + 16), facc[h][tt]);
+        }
       }
     }
   }
@@ -359,37 +378,40 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
 // Tile shapes, half panels × tokens, for 16 ymm registers: 8-bit 2 × 3 (6 int32 accumulators plus |w| and w
 // of 2 halves), 4-bit 2 × 4 (8 int16 accumulators plus 2 × 2 nibble vectors); the best of 1 × 6, 2 × 2..4 and
 // 4 × 2 measured on the AMD EPYC build machine (docs/performance.md). Wider tiles spill.
-template <int BITS>
+// sub16 records (SUB) sum each block's halves apart: twice the accumulators, so 2 × 2.
+template <int BITS, bool SUB = false>
 struct Int8Tile {
   static constexpr int kHalves = 2;
-  static constexpr int kTokens = BITS == 8 ? 3 : 4;
+  static constexpr int kTokens = SUB ? 2 : BITS == 8 ? 3 : 4;
 };
 
 // Tokens [t0, t1) of RH halves from g0: TB at a time, then the remainder.
-template <int RH, int BITS, bool MINS>
+template <int RH, int BITS, bool MINS, bool SUB>
 void int8_tokens_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t g0, float* y) {
-  constexpr int TB = Int8Tile<BITS>::kTokens;
+  constexpr int TB = Int8Tile<BITS, SUB>::kTokens;
   int64_t t = t0;
-  for (; t + TB <= t1; t += TB) int8_micro_avx2<RH, TB, BITS, MINS>(w, a, t, g0, y);
+  for (; t + TB <= t1; t += TB) int8_micro_avx2<RH, TB, BITS, MINS, SUB>(w, a, t, g0, y);
   with_count(t1 - t, [&]<int N>() {
-    if constexpr (N < TB) int8_micro_avx2<RH, N, BITS, MINS>(w, a, t, g0, y);
+    if constexpr (N < TB) int8_micro_avx2<RH, N, BITS, MINS, SUB>(w, a, t, g0, y);
   });
 }
 
-template <int BITS, bool MINS>
+template <int BITS, bool MINS, bool SUB = false>
 void int8_panels_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                       float* y) {
-  constexpr int RH = Int8Tile<BITS>::kHalves;
+  constexpr int RH = Int8Tile<BITS, SUB>::kHalves;
   // Halves with rows: those of panels [p0, p1) below w.rows.
   const int64_t g1 = 2 * p1 < (w.rows + 7) / 8 ? 2 * p1 : (w.rows + 7) / 8;
   int64_t g = 2 * p0;
-  for (; g + RH <= g1; g += RH) int8_tokens_avx2<RH, BITS, MINS>(w, a, t0, t1, g, y);
-  for (; g < g1; ++g) int8_tokens_avx2<1, BITS, MINS>(w, a, t0, t1, g, y);
+  for (; g + RH <= g1; g += RH) int8_tokens_avx2<RH, BITS, MINS, SUB>(w, a, t0, t1, g, y);
+  for (; g < g1; ++g) int8_tokens_avx2<1, BITS, MINS, SUB>(w, a, t0, t1, g, y);
 }
 
 void int8_tile_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                     float* y) {
-  if (w.bits == 8) {
+  if (w.sub16) {
+    int8_panels_avx2<8, false, true>(w, a, t0, t1, p0, p1, y);
+  } else if (w.bits == 8) {
     if (w.has_mins) {
       int8_panels_avx2<8, true>(w, a, t0, t1, p0, p1, y);
     } else {

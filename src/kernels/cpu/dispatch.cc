@@ -114,7 +114,7 @@ void matmul_packed(const PackedView& w, const float* x, int64_t n, float* y) {
   if (w.kind == PackKind::Int8) {
     thread_local std::vector<int8_t> q;
     thread_local std::vector<float> d, xsum;
-    thread_local std::vector<int32_t> qsum;
+    thread_local std::vector<int32_t> qsum, qsum16;
     cpu::QuantizedRows a;
     a.cols = w.cols;
     a.blocks = w.blocks;
@@ -128,6 +128,17 @@ void matmul_packed(const PackedView& w, const float* x, int64_t n, float* y) {
     a.d = dp;
     a.qsum = sp;
     a.xsum = xp;
+    if (w.sub16) {  // Σq of each 16-column half: the integer sums the two scales of a record start from
+      int32_t* hp = thread_buffer(qsum16, 2 * n * w.blocks);
+      parallel_for(n, static_cast<double>(w.cols), [&](int64_t t) {
+        for (int64_t h = 0; h < 2 * w.blocks; ++h) {
+          int32_t s = 0;
+          for (int64_t c = 0; c < 16; ++c) s += qp[t * w.cols + 16 * h + c];
+          hp[t * 2 * w.blocks + h] = s;
+        }
+      });
+      a.qsum16 = hp;
+    }
     const auto tile = int8_tile_for(isa);
     // Chunks of whole register tiles: the AVX-512 VNNI prefill tile is 3 panels wide (its GEMV tile 1), the
     // AVX2 and scalar tiles 2.

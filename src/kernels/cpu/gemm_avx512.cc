@@ -32,9 +32,12 @@ inline void store_rows(float* dst, __m512 v, int64_t r0, int64_t rows) {
 // any order, so S never changes a result. The fp32 steps per block (convert, × d, fused multiply-add with
 // the scale, then the mins' one) are the same for every lane and tile. OFF: the stored weights carry an
 // offset (w.offset ≠ 0: Q8_0, Q4_0), which the sums start from (−offset · Σq); without one they start at 0.
+// SUB (sub16, Q6_K: 8-bit with an offset): columns 0–15 and 16–31 keep separate sums (chunks 0–3 and
+// 4–7), each starting from −offset · its half's Σq and scaled by its own scale; then S is 2, one per half.
 
-template <int RP, int TB, int BITS, bool MINS, bool OFF, int S = 1>
+template <int RP, int TB, int BITS, bool MINS, bool OFF, int S = 1, bool SUB = false>
 void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, float* y) {
+  static_assert(!SUB || (S == 2 && BITS == 8 && OFF && !MINS), "sub16 records: 8-bit, offset, two sums");
   constexpr int64_t kWeightBytes = BITS == 8 ? 512 : 256;
   const int64_t bs = w.block_stride;
   const uint8_t* base[RP];
@@ -55,12 +58,16 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
     __m512i iacc[S][RP][TB];
 #pragma GCC unroll 8
     for (int tt = 0; tt < TB; ++tt) {
-      const __m512i init = OFF ? _mm512_set1_epi32(-off * a.qsum[(t + tt) * a.blocks + b]) : _mm512_setzero_si512();
+      const int64_t at = (t + tt) * a.blocks + b;
+      const __m512i init = !OFF ? _mm512_setzero_si512()
+                           : SUB ? _mm512_set1_epi32(-off * a.qsum16[2 * at])
+                                 : _mm512_set1_epi32(-off * a.qsum[at]);
+      const __m512i init2 = SUB ? _mm512_set1_epi32(-off * a.qsum16[2 * at + 1]) : _mm512_setzero_si512();
 #pragma GCC unroll 8
       for (int i = 0; i < RP; ++i) {
         iacc[0][i][tt] = init;
 #pragma GCC unroll 4
-        for (int s = 1; s < S; ++s) iacc[s][i][tt] = _mm512_setzero_si512();
+        for (int s = 1; s < S; ++s) iacc[s][i][tt] = init2;
       }
     }
     const int8_t* xb = xq + b * kQBlock;
@@ -74,7 +81,11 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
         for (int tt = 0; tt < TB; ++tt) {
           const __m512i xv = bcast32(xb + tt * xs + 4 * j);
 #pragma GCC unroll 4
-          for (int i = 0; i < RP; ++i) iacc[j % S][i][tt] = _mm512_dpbusd_epi32(iacc[j % S][i][tt], wv[i], xv);
+          for (int i = 0; i < RP; ++i) {
+            constexpr int kHalfChunks = 4;  // chunks of one 16-column half
+            const int s = SUB ? j / kHalfChunks : j % S;
+            iacc[s][i][tt] = _mm512_dpbusd_epi32(iacc[s][i][tt], wv[i], xv);
+          }
         }
       }
     } else {
@@ -99,12 +110,14 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
         }
       }
     }
+    if constexpr (!SUB) {
 #pragma GCC unroll 4
-    for (int s = 1; s < S; ++s)
+      for (int s = 1; s < S; ++s)
 #pragma GCC unroll 4
-      for (int i = 0; i < RP; ++i)
+        for (int i = 0; i < RP; ++i)
 #pragma GCC unroll 8
-        for (int tt = 0; tt < TB; ++tt) iacc[0][i][tt] = _mm512_add_epi32(iacc[0][i][tt], iacc[s][i][tt]);
+          for (int tt = 0; tt < TB; ++tt) iacc[0][i][tt] = _mm512_add_epi32(iacc[0][i][tt], iacc[s][i][tt]);
+    }
     __m512 sc[RP];
 #pragma GCC unroll 4
     for (int i = 0; i < RP; ++i) sc[i] = _mm512_load_ps(reinterpret_cast<const float*>(base[i] + b * bs + kWeightBytes));
@@ -115,14 +128,17 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
       for (int i = 0; i < RP; ++i)
         facc[i][tt] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(iacc[0][i][tt]), dx), sc[i], facc[i][tt]);
     }
-    if constexpr (MINS) {
+    if constexpr (MINS || SUB) {  // the record's second vector: the mins (× Σx) or the scales of columns 16–31
 #pragma GCC unroll 8
       for (int tt = 0; tt < TB; ++tt) {
-        const __m512 sx = _mm512_set1_ps(a.xsum[(t + tt) * a.blocks + b]);
+        const int64_t at = (t + tt) * a.blocks + b;
+        const __m512 by = _mm512_set1_ps(MINS ? a.xsum[at] : a.d[at]);
 #pragma GCC unroll 4
         for (int i = 0; i < RP; ++i) {
-          const __m512 mn = _mm512_load_ps(reinterpret_cast<const float*>(base[i] + b * bs + kWeightBytes + 64));
-          facc[i][tt] = _mm512_fmadd_ps(mn, sx, facc[i][tt]);
+          const __m512 second = _mm512_load_ps(reinterpret_cast<const float*>(base[i] + b * bs + kWeightBytes + 64));
+          __m512 factor = by;
+          if constexpr (SUB) factor = _mm512_mul_ps(_mm512_cvtepi32_ps(iacc[1][i][tt]), by);
+          facc[i][tt] = _mm512_fmadd_ps(factor, second, facc[i][tt]);
         }
       }
     }
@@ -139,11 +155,12 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
 constexpr int kInt8Panels = 3;
 constexpr int kInt8Tokens = 4;
 
-template <int RP, int BITS, bool MINS, bool OFF>
+template <int RP, int BITS, bool MINS, bool OFF, bool SUB>
 void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p, float* y) {
+  constexpr int S = SUB ? 2 : 1;
   int64_t t = t0;
-  for (; t + kInt8Tokens <= t1; t += kInt8Tokens) int8_micro<RP, kInt8Tokens, BITS, MINS, OFF>(w, a, t, p, y);
-  with_count(t1 - t, [&]<int TB>() { int8_micro<RP, TB, BITS, MINS, OFF>(w, a, t, p, y); });
+  for (; t + kInt8Tokens <= t1; t += kInt8Tokens) int8_micro<RP, kInt8Tokens, BITS, MINS, OFF, S, SUB>(w, a, t, p, y);
+  with_count(t1 - t, [&]<int TB>() { int8_micro<RP, TB, BITS, MINS, OFF, S, SUB>(w, a, t, p, y); });
 }
 
 // GEMV tiles (t1 − t0 ≤ kInt8GemvTokens tokens, as when decoding): every weight byte is read once per call, so the
@@ -158,25 +175,25 @@ void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_
 constexpr int64_t kInt8GemvTokens = 4;
 constexpr int64_t kInt8GemvActivationBytes = 8192;
 
-template <int BITS, bool MINS, bool OFF>
+template <int BITS, bool MINS, bool OFF, bool SUB>
 void int8_gemv(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                float* y) {
   with_count(t1 - t0, [&]<int TB>() {
-    for (int64_t p = p0; p < p1; ++p) int8_micro<1, TB, BITS, MINS, OFF, TB == 1 ? 2 : 1>(w, a, t0, p, y);
+    for (int64_t p = p0; p < p1; ++p) int8_micro<1, TB, BITS, MINS, OFF, SUB || TB == 1 ? 2 : 1, SUB>(w, a, t0, p, y);
   });
 }
 
-template <int BITS, bool MINS, bool OFF>
+template <int BITS, bool MINS, bool OFF, bool SUB = false>
 void int8_panels(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                  float* y) {
   if (t1 - t0 <= kInt8GemvTokens && (t1 - t0) * w.cols <= kInt8GemvActivationBytes) {
-    int8_gemv<BITS, MINS, OFF>(w, a, t0, t1, p0, p1, y);
+    int8_gemv<BITS, MINS, OFF, SUB>(w, a, t0, t1, p0, p1, y);
     return;
   }
   int64_t p = p0;
-  for (; p + kInt8Panels <= p1; p += kInt8Panels) int8_tokens<kInt8Panels, BITS, MINS, OFF>(w, a, t0, t1, p, y);
-  for (; p + 2 <= p1; p += 2) int8_tokens<2, BITS, MINS, OFF>(w, a, t0, t1, p, y);
-  if (p < p1) int8_tokens<1, BITS, MINS, OFF>(w, a, t0, t1, p, y);
+  for (; p + kInt8Panels <= p1; p += kInt8Panels) int8_tokens<kInt8Panels, BITS, MINS, OFF, SUB>(w, a, t0, t1, p, y);
+  for (; p + 2 <= p1; p += 2) int8_tokens<2, BITS, MINS, OFF, SUB>(w, a, t0, t1, p, y);
+  if (p < p1) int8_tokens<1, BITS, MINS, OFF, SUB>(w, a, t0, t1, p, y);
 }
 
 template <int BITS, bool MINS>
@@ -260,7 +277,9 @@ void quantize_rows_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, 
 
 void int8_tile_avx512vnni(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0,
                           int64_t p1, float* y) {
-  if (w.bits == 8) {
+  if (w.sub16) {
+    int8_panels<8, false, true, true>(w, a, t0, t1, p0, p1, y);
+  } else if (w.bits == 8) {
     if (w.has_mins) {
       int8_offset<8, true>(w, a, t0, t1, p0, p1, y);
     } else {

@@ -258,7 +258,9 @@ void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, 
         for (int64_t b = 0; b < w.blocks; ++b) {
           const uint8_t* rec = w.data + (p * w.blocks + b) * w.block_stride;
           const int8_t* xq = a.q + t * a.cols + b * kQBlock;
-          int32_t dot = -w.offset * a.qsum[t * a.blocks + b];
+          // sub16: dot sums columns 0–15 and dot2 columns 16–31, each with its own scale.
+          int32_t dot = w.sub16 ? -w.offset * a.qsum16[2 * (t * a.blocks + b)] : -w.offset * a.qsum[t * a.blocks + b];
+          int32_t dot2 = w.sub16 ? -w.offset * a.qsum16[2 * (t * a.blocks + b) + 1] : 0;
           for (int64_t c = 0; c < kQBlock; ++c) {
             const int64_t chunk = c / 4, lane = 4 * i + c % 4;
             int32_t qw;
@@ -268,14 +270,15 @@ void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, 
               const uint8_t byte = rec[64 * (chunk % 4) + lane];
               qw = chunk < 4 ? (byte & 0xF) : (byte >> 4);
             }
-            dot += qw * xq[c];
+            (w.sub16 && c >= 16 ? dot2 : dot) += qw * xq[c];
           }
           float scale, mn = 0.0f;
           std::memcpy(&scale, rec + weight_bytes + 4 * i, sizeof scale);
-          if (w.has_mins) std::memcpy(&mn, rec + weight_bytes + 64 + 4 * i, sizeof mn);
+          if (w.has_mins || w.sub16) std::memcpy(&mn, rec + weight_bytes + 64 + 4 * i, sizeof mn);
           const float part = static_cast<float>(dot) * a.d[t * a.blocks + b];
           acc += part * scale;
           if (w.has_mins) acc += mn * a.xsum[t * a.blocks + b];
+          if (w.sub16) acc += static_cast<float>(dot2) * a.d[t * a.blocks + b] * mn;  // mn: the second scale
         }
         y[t * w.rows + p * kPackRows + i] = acc;
       }

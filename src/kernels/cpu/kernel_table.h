@@ -18,12 +18,14 @@ inline constexpr int64_t kPackRows = 16;
 inline constexpr int64_t kQBlock = 32;
 
 // Activations quantized for the Int8 kernels: n tokens × cols, per token and 32-column block b:
-// q = int8 values, d = scale (x ≈ d · q, int8_block_scale), qsum = Σ q, xsum = Σ x (fp32).
+// q = int8 values, d = scale (x ≈ d · q, int8_block_scale), qsum = Σ q, xsum = Σ x (fp32); for sub16
+// weights also qsum16 = Σ q of each 16-column half.
 struct QuantizedRows {
-  const int8_t* q = nullptr;      // n × cols
-  const float* d = nullptr;       // n × blocks
-  const int32_t* qsum = nullptr;  // n × blocks
-  const float* xsum = nullptr;    // n × blocks
+  const int8_t* q = nullptr;        // n × cols
+  const float* d = nullptr;         // n × blocks
+  const int32_t* qsum = nullptr;    // n × blocks
+  const float* xsum = nullptr;      // n × blocks
+  const int32_t* qsum16 = nullptr;  // n × 2 · blocks (sub16 weights only)
   int64_t cols = 0;
   int64_t blocks = 0;
 };

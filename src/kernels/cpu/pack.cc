@@ -25,15 +25,17 @@ float half_at(const uint8_t* p) {
   return f16_to_f32(h);
 }
 
-// One 32-column block of row r as W = scale · q + min with unsigned q (stored value = q + offset).
+// One 32-column block of row r as W = scale · q + min with unsigned q (stored value = q + offset); Q6_K:
+// W = scale · q on columns 0–15 and scale2 · q on 16–31.
 struct BlockParts {
   uint8_t q[kQBlock];
   float scale = 0.0f;
   float min = 0.0f;
+  float scale2 = 0.0f;
 };
 
 int pack_offset(const WeightMatrix& w) {
-  if (w.type == WeightType::Q8_0) return 128;
+  if (w.type == WeightType::Q8_0 || w.type == WeightType::Q6_K) return 128;
   if (w.type == WeightType::Q4_0) return 8;
   return 0;
 }
@@ -66,6 +68,23 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
       out.min = -(half_at(sb + 2) * static_cast<float>(m));
       const uint8_t* qs = sb + 16 + (j / 2) * 32;
       for (int l = 0; l < kQBlock; ++l) out.q[l] = static_cast<uint8_t>((qs[l] >> (4 * (j % 2))) & 0xF);
+      return;
+    }
+    case WeightType::Q6_K: {
+      // ggml's block_q6_K {ql[128], qh[64], int8 scales[16], f16 d}: value e of the 256 is
+      // q6 = (low 4 bits from ql) | (2 high bits from qh) ∈ [0, 63], W = d · scales[e / 16] · (q6 − 32).
+      const uint8_t* sb = w.blocks + r * w.row_bytes() + (b / 8) * 210;
+      const float d = half_at(sb + 208);
+      const auto* scales = reinterpret_cast<const int8_t*>(sb + 192);
+      const int e0 = static_cast<int>(b % 8) * kQBlock;
+      out.scale = d * static_cast<float>(scales[e0 / 16]);  // exact: an 11-bit d times an 8-bit integer
+      out.scale2 = d * static_cast<float>(scales[e0 / 16 + 1]);
+      for (int i = 0; i < kQBlock; ++i) {
+        const int e = e0 + i, half = e / 128, k = e % 128, quarter = k / 32, l = k % 32;
+        const int low = (sb[half * 64 + (quarter % 2) * 32 + l] >> (4 * (quarter / 2))) & 0xF;
+        const int high = (sb[128 + half * 32 + l] >> (2 * quarter)) & 3;
+        out.q[i] = static_cast<uint8_t>((low | (high << 4)) - 32 + 128);
+      }
       return;
     }
     case WeightType::MlxAffine: {
@@ -108,6 +127,7 @@ PackKind preferred_pack(const WeightMatrix& w) {
     case WeightType::Q8_0:
     case WeightType::Q4_0:
     case WeightType::Q4_K:
+    case WeightType::Q6_K:
       return w.cols % kQBlock == 0 ? PackKind::Int8 : PackKind::None;
     case WeightType::MlxAffine:
       return (w.bits == 4 || w.bits == 8) && w.group_size % kQBlock == 0 ? PackKind::Int8 : PackKind::None;
@@ -140,13 +160,18 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
   if (kind == PackKind::Int8) {
     const bool ok = w.cols % kQBlock == 0 &&
                     (w.type == WeightType::Q8_0 || w.type == WeightType::Q4_0 || w.type == WeightType::Q4_K ||
+                     w.type == WeightType::Q6_K ||
                      (w.type == WeightType::MlxAffine && (w.bits == 4 || w.bits == 8) && w.group_size % kQBlock == 0));
     if (!ok) return out;
-    v->bits = (w.type == WeightType::Q8_0 || (w.type == WeightType::MlxAffine && w.bits == 8)) ? 8 : 4;
+    v->bits = (w.type == WeightType::Q8_0 || w.type == WeightType::Q6_K ||
+               (w.type == WeightType::MlxAffine && w.bits == 8))
+                  ? 8
+                  : 4;
     v->offset = pack_offset(w);
     v->has_mins = w.type == WeightType::Q4_K || w.type == WeightType::MlxAffine;
+    v->sub16 = w.type == WeightType::Q6_K;
     v->blocks = w.cols / kQBlock;
-    v->block_stride = (v->bits == 8 ? 512 : 256) + 64 + (v->has_mins ? 64 : 0);
+    v->block_stride = (v->bits == 8 ? 512 : 256) + 64 + (v->has_mins || v->sub16 ? 64 : 0);
     bytes = v->panels * v->blocks * v->block_stride;
   } else if (kind == PackKind::Bf16) {
     if (w.type != WeightType::BF16) return out;
@@ -179,6 +204,7 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
           }
           std::memcpy(rec + weight_bytes + 4 * i, &parts.scale, sizeof(float));
           if (pv.has_mins) std::memcpy(rec + weight_bytes + 64 + 4 * i, &parts.min, sizeof(float));
+          if (pv.sub16) std::memcpy(rec + weight_bytes + 64 + 4 * i, &parts.scale2, sizeof(float));
         }
       }
     });

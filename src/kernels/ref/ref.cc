@@ -27,6 +27,19 @@ void q4k_scale_min(int j, const uint8_t* q, int& sc, int& m) {
   }
 }
 
+// Value i (0..255) of a Q6_K block b as ggml's dequantize_row_q6_K reads it: W = ds · q with
+// ds = d · scales[i / 16] (exact in fp32) and q = q6 − 32.
+void q6k_value(const uint8_t* b, int i, float& ds, int& q) {
+  const uint8_t* ql = b + 64 * (i / 128);
+  const uint8_t* qh = b + 128 + 32 * (i / 128);
+  const auto* sc = reinterpret_cast<const int8_t*>(b + 192) + 8 * (i / 128);
+  const int k = i % 128, quad = k / 32, l = k % 32;
+  const uint8_t lo = ql[l + (quad % 2) * 32];
+  const int nibble = quad < 2 ? (lo & 0xF) : (lo >> 4);
+  q = (nibble | (((qh[l] >> (2 * quad)) & 3) << 4)) - 32;
+  ds = half_at(b + 208) * static_cast<float>(sc[l / 16 + 2 * quad]);
+}
+
 float ggml_weight_at(const WeightMatrix& w, int64_t r, int64_t c) {
   const uint8_t* row = w.blocks + r * w.row_bytes();
   const int64_t bv = block_values(w.type);
@@ -57,15 +70,9 @@ float ggml_weight_at(const WeightMatrix& w, int64_t r, int64_t c) {
       return scaled - m1;
     }
     case WeightType::Q6_K: {
-      const uint8_t* ql = b + 64 * (i / 128);
-      const uint8_t* qh = b + 128 + 32 * (i / 128);
-      const auto* sc = reinterpret_cast<const int8_t*>(b + 192) + 8 * (i / 128);
-      const float d = half_at(b + 208);
-      const int k = i % 128, quad = k / 32, l = k % 32;
-      const uint8_t lo = ql[l + (quad % 2) * 32];
-      const int nibble = quad < 2 ? (lo & 0xF) : (lo >> 4);
-      const int q = (nibble | (((qh[l] >> (2 * quad)) & 3) << 4)) - 32;
-      const float ds = d * static_cast<float>(sc[l / 16 + 2 * quad]);
+      float ds = 0.0f;
+      int q = 0;
+      q6k_value(b, i, ds, q);
       return ds * static_cast<float>(q);
     }
     default:
@@ -146,6 +153,15 @@ void int8_parts(const WeightMatrix& w, int64_t r, int64_t c, double& scaled, dou
       const int q = j % 2 == 0 ? (byte & 0xF) : (byte >> 4);
       scaled = static_cast<double>(half_at(sb) * static_cast<float>(sc)) * q;
       min = -static_cast<double>(half_at(sb + 2) * static_cast<float>(m));
+      return;
+    }
+    case WeightType::Q6_K: {
+      // The kernels scale the integer sums of each 16-column half by ds: the product stays exact here
+      // (weight_at rounds ds · q to fp32).
+      float ds = 0.0f;
+      int q = 0;
+      q6k_value(w.blocks + r * w.row_bytes() + (c / 256) * 210, static_cast<int>(c % 256), ds, q);
+      scaled = static_cast<double>(ds) * q;
       return;
     }
     case WeightType::MlxAffine: {
