@@ -5,7 +5,8 @@
     python3 bench/compare_llamacpp.py --shapes qwen35-0.8b --types q8_0 --long 0     # one file, no pp4096
 
 For each shape (`verdict make-model --preset SHAPE --seed 1`, written once into --cache) and each type
-(`verdict convert CKPT SHAPE-TYPE.gguf --type TYPE`, written once), with --threads threads:
+(`verdict convert CKPT SHAPE-TYPE.gguf --type TYPE`, written once; llama.cpp's mixed recipes such as
+q4_k_m by `llama-quantize SHAPE-bf16.gguf SHAPE-TYPE.gguf TYPE`), with --threads threads:
 
     verdict bench --model F --n-prompt 512 --n-gen 128 --threads T --repetitions R --json
     llama-bench   -m F       -p 512         -n 128      -t T        -r R            -o json
@@ -56,27 +57,41 @@ def run(cmd, env=None, timeout=None):
     return p.stdout, time.perf_counter() - t0
 
 
-def ensure_files(verdict, cache, shape, types):
+CONVERT_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_k")  # what `verdict convert --type` writes
+
+
+def ensure_files(verdict, cache, shape, types, llama_bin=None):
+    """SHAPE-TYPE.gguf for each type: written by `verdict convert`, or for llama.cpp's mixed recipes (q4_k_m,
+    q5_k_m, q6_k, ...) by `llama-quantize SHAPE-bf16.gguf OUT TYPE` (build it once in the peer's tree:
+    `cmake --build <llama.cpp>/build --target llama-quantize`)."""
     ckpt = cache / shape
     if not (ckpt / "config.json").exists():
         log(f"make-model {shape} -> {ckpt}")
         run([verdict, "make-model", "--preset", shape, "--seed", "1", str(ckpt)])
     files = {}
-    for t in types:
+    for t in sorted(types, key=lambda t: t not in CONVERT_TYPES):  # bf16 first: the recipes start from it
         f = cache / f"{shape}-{t}.gguf"
         if not f.exists():
-            log(f"convert {ckpt} -> {f}")
             tmp = f.with_suffix(".gguf.part")
-            run([verdict, "convert", str(ckpt), str(tmp), "--type", t])
+            if t in CONVERT_TYPES:
+                log(f"convert {ckpt} -> {f}")
+                run([verdict, "convert", str(ckpt), str(tmp), "--type", t])
+            else:
+                quantize = Path(llama_bin or "") / "llama-quantize"
+                if not quantize.exists():
+                    raise RuntimeError(f"{t} needs {quantize}: cmake --build <llama.cpp>/build --target llama-quantize")
+                source = ensure_files(verdict, cache, shape, ["bf16"])["bf16"]
+                log(f"llama-quantize {source} -> {f} {t.upper()}")
+                run([str(quantize), str(source), str(tmp), t.upper()])
             tmp.rename(f)
         files[t] = f
-    return files
+    return {t: files[t] for t in types}
 
 
-def ensure_decision_folders(verdict, cache, shape, types):
+def ensure_decision_folders(verdict, cache, shape, types, llama_bin):
     """SHAPE-TYPE/ decision folders: the backbone of the Clef checkpoint SHAPE as SHAPE-TYPE.gguf beside links to
     its joint head. Returns {type: (folder, gguf)}."""
-    files = ensure_files(verdict, cache, shape, types)
+    files = ensure_files(verdict, cache, shape, types, llama_bin)
     folders = {}
     for t, f in files.items():
         folder = cache / f"{shape}-{t}"
@@ -164,8 +179,8 @@ def print_table(rows):
         if k not in best or r["value"] > best[k]:
             best[k] = r["value"]
             load[k] = r["load"]
-    keys = sorted({(k[0], k[1]) for k in best}, key=lambda st: (st[0], ["bf16", "q8_0", "q4_0"].index(st[1])
-                                                                  if st[1] in ("bf16", "q8_0", "q4_0") else 9))
+    order = ["bf16", "q8_0", "q4_0", "q4_k", "q4_k_m"]
+    keys = sorted({(k[0], k[1]) for k in best}, key=lambda st: (st[0], order.index(st[1]) if st[1] in order else 9))
     tests = []
     for r in rows:
         if r["test"] not in tests:
@@ -237,7 +252,7 @@ def main():
         log(f"  {engine:9s} {shape} {typ} {test}: {fmt(value, 2)} tok/s (load {load:.2f})")
 
     for shape in [s for s in args.shapes.split(",") if s]:  # --shapes '' measures the decisions alone
-        files = ensure_files(verdict, cache, shape, args.types.split(","))
+        files = ensure_files(verdict, cache, shape, args.types.split(","), llama_bin)
         for typ, f in files.items():
             if llama_bin:
                 err = check_llama_loads(llama_bin, f, args.threads)
@@ -265,7 +280,8 @@ def main():
     print_table(rows)
     if args.decision:
         decision_rows = []
-        for typ, (folder, f) in ensure_decision_folders(verdict, cache, args.decision, args.types.split(",")).items():
+        decision_folders = ensure_decision_folders(verdict, cache, args.decision, args.types.split(","), llama_bin)
+        for typ, (folder, f) in decision_folders.items():
             load = load_average()
             tokens, v_ms = verdict_decision(verdict, folder, args.decision_tokens, args.threads,
                                             args.decision_repetitions)
