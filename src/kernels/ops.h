@@ -148,7 +148,8 @@ void check_weight(const WeightMatrix& w, const char* what);
 //    (fp16 precision, float's range; relative change ≤ 2^−11), so |x − d_b·q| ≤ d_b · (1/2 + 127 · 2^−11)
 //    (to first order; ≤ 0.5625 · d_b); then
 //    y = Σ_b [ s_b · d_b · Σ_c qw_c · q_c + m_b · Σ_{c ∈ b} x_c ] in fp32, the integer sums exact, where
-//    W = s_b · qw + m_b per block (Q8_0/Q4_0: m_b = 0; Q4_K: s_b = d·sc, m_b = −dmin·m; MLX: scale, bias).
+//    W = s_b · qw + m_b per block (Q8_0/Q4_0: m_b = 0; Q4_K: s_b = d·sc, m_b = −dmin·m; MLX: scale, bias;
+//    Q6_K: m_b = 0 and s_b = d·sc per 16-column half, each half's integer sum scaled by its own).
 //    So |y − W·x| ≤ Σ_b 0.5625 · d_b · Σ_{c ∈ b} |s_b qw_c| plus fp32 rounding (ref::matmul_int8 is the
 //    twin). With fp16 scales the int8 sums are those of llama.cpp's Q8_0 and Q4_0 products.
 //  * Bf16: activations are rounded to bf16 (relative error ≤ 2^−9 each) and products accumulate in fp32
