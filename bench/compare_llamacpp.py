@@ -13,15 +13,16 @@ q4_k_m by `llama-quantize SHAPE-bf16.gguf SHAPE-TYPE.gguf TYPE`), with --threads
     verdict bench --model F --n-prompt 4096 --n-gen 0 ...   /   llama-bench -m F -p 4096 -n 0 ...
 
 and prints one table: tokens/s of each engine (medians of the R runs; llama-bench's samples_ts) and
-verdict / llama.cpp.
+verdict / llama.cpp. Each measurement records the 1-minute load average read just before it (on a
+shared machine, other processes' compilers slow either engine: compare rows run at similar load).
 
 --decision SHAPE (e.g. clef-0.8b) adds the latency of one decision for each type: the Clef checkpoint
 (`make-model --preset SHAPE --seed 1`) gets its backbone converted to SHAPE-TYPE.gguf and a decision folder
 SHAPE-TYPE/ (that file and the checkpoint's joint head, linked: docs/gguf.md); `verdict serve --preload`
 answers R decisions of ~--decision-tokens tokens one after another (bench/decision_batching.py, median
 wall time per request), and llama-bench prefills the same number of tokens on the same file
-(`-p N -n 0`; llama.cpp has no Clef head, so its figure is the backbone alone). Each measurement records the 1-minute load average read just before it (on a
-shared machine, other processes' compilers slow either engine: compare rows run at similar load).
+(`-p N -n 0`; llama.cpp has no Clef head, so its figure is the backbone alone).
+
 --out appends one JSON object per measurement (for reruns: --table-from FILE prints the table of the
 best value per cell of one or more such files). llama.cpp's tools come from
 `bash ../shared/tools/llamacpp-peer.sh` (or --llama-bin). Python standard library only.
