@@ -109,6 +109,9 @@ const char* kind_name(int k) {
   return names[k];
 }
 
+// Kinds whose matmul runs fp32 dot products on unpacked (or upcast) rows.
+bool fp32_kind(int kind) { return kind == kF32 || kind == kBf16Fp32Act || kind == kF16; }
+
 std::unique_ptr<Weight> make(int kind, int64_t rows, int64_t cols) {
   auto w = std::make_unique<Weight>();
   std::mt19937 rng(7);
@@ -175,7 +178,7 @@ std::unique_ptr<Weight> make(int kind, int64_t rows, int64_t cols) {
       break;
     }
   }
-  if (kind != kF32 && kind != kBf16Fp32Act && kind != kF16) {
+  if (!fp32_kind(kind)) {
     w->pack = kernels::pack(v, kind == kBf16 ? PackKind::Bf16 : PackKind::Int8);
     v.pack = w->pack.view();
   }
@@ -188,7 +191,7 @@ double run_peak(int kind, int threads, double& ops) {
   constexpr int64_t kIters = 1 << 13, kTasksPerThread = 4;  // small tasks: a late worker still gets its share
   const auto start = std::chrono::steady_clock::now();
   kernels::default_pool().run(threads * kTasksPerThread, [&](int64_t) {
-    if (kind == kF32 || kind == kBf16Fp32Act || kind == kF16) {  // fp32 dots
+    if (fp32_kind(kind)) {
       verdict::bench::vfmadd_peak(kIters);
     } else if (kind == kBf16) {
       verdict::bench::vdpbf16ps_peak(kIters);
@@ -197,8 +200,7 @@ double run_peak(int kind, int threads, double& ops) {
     }
   });
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const bool fp32 = kind == kF32 || kind == kBf16Fp32Act || kind == kF16;
-  const double per_instruction = fp32 ? 32 : kind == kBf16 ? 64 : 128;
+  const double per_instruction = fp32_kind(kind) ? 32 : kind == kBf16 ? 64 : 128;
   ops = static_cast<double>(threads * kTasksPerThread) * kIters * 24 * per_instruction;
   return seconds;
 }
