@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <future>
 #include <thread>
 
@@ -385,13 +386,22 @@ TEST_F(ChatHttp, MetricsCountCompletionsAndTokens) {
   httplib::Client client = server_->client();
   const Json res = post(client, "/v1/completions", greedy_request(golden()["prompts"][0]["ids"], 5));
   ASSERT_EQ(res["usage"]["completion_tokens"], 5);
-  const auto metrics = client.Get("/metrics");
-  ASSERT_TRUE(metrics);
+  std::string body;
   const auto value = [&](const std::string& sample) {
-    const std::size_t at = metrics->body.find("\n" + sample + " ");
-    return at == std::string::npos ? -1.0 : std::stod(metrics->body.substr(at + sample.size() + 2));
+    const std::size_t at = body.find("\n" + sample + " ");
+    return at == std::string::npos ? -1.0 : std::stod(body.substr(at + sample.size() + 2));
   };
-  EXPECT_GE(value("verdict_chat_completions_total{model=\"tiny-chat\"}"), 1.0) << metrics->body;
+  // The response can leave as soon as the last token is sampled, before the engine thread books that
+  // step (the token count, the slot's release): read the metrics once the stream no longer runs.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do {
+    const auto metrics = client.Get("/metrics");
+    ASSERT_TRUE(metrics);
+    body = metrics->body;
+    if (value("verdict_chat_streams_running{model=\"tiny-chat\"}") == 0.0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  } while (std::chrono::steady_clock::now() < deadline);
+  EXPECT_GE(value("verdict_chat_completions_total{model=\"tiny-chat\"}"), 1.0) << body;
   EXPECT_GE(value("verdict_chat_completion_tokens_total{model=\"tiny-chat\"}"), 5.0);
   EXPECT_GE(value("verdict_chat_generated_tokens_total{model=\"tiny-chat\"}"), 5.0);
   EXPECT_EQ(value("verdict_chat_streams_running{model=\"tiny-chat\"}"), 0.0);
