@@ -6,6 +6,8 @@
 //    32 multiply-adds per group.
 //  * maddubs_peak: vpmaddubsw alone into 12 registers: the 4-bit weights' bound (their int16 sums are
 //    folded to int32 once per 32-column block), 32 multiply-adds per instruction.
+//  * vfmadd_ymm_peak: vfmadd231ps ymm into 12 accumulators: the AVX2 F16 kernel's bound, 8 multiply-adds
+//    per instruction (the fp32 values of the constants' bit patterns: products ≈ −1, no subnormals).
 // Called only when the CPU has AVX2.
 #include <cstdint>
 
@@ -26,6 +28,13 @@ namespace verdict::bench {
 #define VERDICT_ZERO_ACC                                                                                      \
   "vpxor %%ymm9, %%ymm9, %%ymm9\n\t" "vpxor %%ymm10, %%ymm10, %%ymm10\n\t" "vpxor %%ymm11, %%ymm11, %%ymm11\n\t" \
   "vpxor %%ymm12, %%ymm12, %%ymm12\n\t" "vpxor %%ymm13, %%ymm13, %%ymm13\n\t" "vpxor %%ymm14, %%ymm14, %%ymm14\n\t"
+#define VERDICT_FMA(T) "vfmadd231ps %%ymm1, %%ymm0, %%ymm" #T "\n\t"
+#define VERDICT_FMA_12                                                                                  \
+  VERDICT_FMA(3) VERDICT_FMA(4) VERDICT_FMA(5) VERDICT_FMA(6) VERDICT_FMA(7) VERDICT_FMA(8) VERDICT_FMA(9) \
+  VERDICT_FMA(10) VERDICT_FMA(11) VERDICT_FMA(12) VERDICT_FMA(13) VERDICT_FMA(14)
+#define VERDICT_ZERO_ALL                                                                                      \
+  "vpxor %%ymm3, %%ymm3, %%ymm3\n\t" "vpxor %%ymm4, %%ymm4, %%ymm4\n\t" "vpxor %%ymm5, %%ymm5, %%ymm5\n\t"       \
+  "vpxor %%ymm6, %%ymm6, %%ymm6\n\t" "vpxor %%ymm7, %%ymm7, %%ymm7\n\t" "vpxor %%ymm8, %%ymm8, %%ymm8\n\t" VERDICT_ZERO_ACC
 // Broadcasts the constants, runs INIT, then `iters` rounds of BODY.
 #define VERDICT_AVX2_PEAK(NAME, INIT, BODY)                                                                  \
   void NAME(int64_t iters) {                                                                                 \
@@ -48,8 +57,12 @@ namespace verdict::bench {
 VERDICT_AVX2_PEAK(maddubs_madd_peak, VERDICT_ZERO_ACC,
                   VERDICT_GROUPS_6 VERDICT_GROUPS_6 VERDICT_GROUPS_6 VERDICT_GROUPS_6)
 VERDICT_AVX2_PEAK(maddubs_peak, "", VERDICT_MADDUBS_12 VERDICT_MADDUBS_12)
+VERDICT_AVX2_PEAK(vfmadd_ymm_peak, VERDICT_ZERO_ALL, VERDICT_FMA_12 VERDICT_FMA_12)
 
 #undef VERDICT_AVX2_PEAK
+#undef VERDICT_ZERO_ALL
+#undef VERDICT_FMA_12
+#undef VERDICT_FMA
 #undef VERDICT_ZERO_ACC
 #undef VERDICT_MADDUBS_12
 #undef VERDICT_MADDUBS

@@ -40,6 +40,7 @@ void vdpbf16ps_peak(int64_t iters);
 void vfmadd_peak(int64_t iters);
 void maddubs_madd_peak(int64_t iters);  // kernel_peak_avx2.cc
 void maddubs_peak(int64_t iters);
+void vfmadd_ymm_peak(int64_t iters);
 }  // namespace verdict::bench
 
 namespace {
@@ -100,7 +101,6 @@ struct Weight {
   kernels::PackedWeight pack;
 };
 
-// kF16 has no packed kernel: it runs on the unpacked path (rows dequantized, fp32 dots).
 enum Kind { kF32, kBf16Fp32Act, kBf16, kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kQ6_K, kF16 };
 
 const char* kind_name(int k) {
@@ -109,8 +109,15 @@ const char* kind_name(int k) {
   return names[k];
 }
 
-// Kinds whose matmul runs fp32 dot products on unpacked (or upcast) rows.
+// Kinds whose matmul runs fp32 fused multiply-adds (F16: packed, converted in the kernel), whose peak is vfmadd's.
 bool fp32_kind(int kind) { return kind == kF32 || kind == kBf16Fp32Act || kind == kF16; }
+
+// The packed form of a kind (None: kF32 and kBf16Fp32Act run on the unpacked rows).
+PackKind pack_kind(int kind) {
+  if (kind == kF32 || kind == kBf16Fp32Act) return PackKind::None;
+  if (kind == kBf16) return PackKind::Bf16;
+  return kind == kF16 ? PackKind::F16 : PackKind::Int8;
+}
 
 std::unique_ptr<Weight> make(int kind, int64_t rows, int64_t cols) {
   auto w = std::make_unique<Weight>();
@@ -178,8 +185,8 @@ std::unique_ptr<Weight> make(int kind, int64_t rows, int64_t cols) {
       break;
     }
   }
-  if (!fp32_kind(kind)) {
-    w->pack = kernels::pack(v, kind == kBf16 ? PackKind::Bf16 : PackKind::Int8);
+  if (pack_kind(kind) != PackKind::None) {
+    w->pack = kernels::pack(v, pack_kind(kind));
     v.pack = w->pack.view();
   }
   return w;
@@ -384,7 +391,7 @@ const GemvWeights& gemv_weights(int kind, int64_t rows, int64_t cols) {
   g.views.push_back(g.w->view);
   const int64_t copies = std::max<int64_t>(1, (kColdBytes + g.bytes - 1) / g.bytes);
   for (int64_t i = 1; i < copies; ++i) {
-    g.copies.push_back(kernels::pack(g.w->view, kind == kBf16 ? PackKind::Bf16 : PackKind::Int8));
+    g.copies.push_back(kernels::pack(g.w->view, pack_kind(kind)));
     kernels::WeightMatrix v = g.w->view;
     v.pack = g.copies.back().view();
     g.views.push_back(v);
@@ -440,7 +447,7 @@ void gemv_args(benchmark::internal::Benchmark* b) {
   // qwen35-0.8b (hidden 1024: MLP, DeltaNet in_proj_qkv, lm_head) and qwen35-2b (hidden 2048) shapes.
   const std::pair<int64_t, int64_t> shapes[] = {{3584, 1024}, {1024, 3584}, {6144, 1024},
                                                 {6144, 2048}, {2048, 6144}, {248320, 1024}};
-  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kBf16})
+  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kBf16, kF16})
     for (auto shape : shapes)
       for (auto [n, threads] : {std::pair<int, int>{1, 1}, {1, 2}, {4, 2}})
         b->Args({kind, shape.first, shape.second, n, threads});
@@ -452,7 +459,8 @@ BENCHMARK(BM_Gemv)->Apply(gemv_args)->UseManualTime()->Unit(benchmark::kMicrosec
 // and its peaks (kernel_peak_avx2.cc, timed as the AVX-512 ones; 24 groups per round, 32 multiply-adds = 64 ops per
 // group):
 // BM_PeakMaddubsAvx2 the 8-bit weights' sequence vpmaddubsw → vpmaddwd (ones) → vpaddd, BM_PeakMaddubsOnlyAvx2
-// vpmaddubsw alone (the 4-bit weights fold their int16 sums once per 32-column block).
+// vpmaddubsw alone (the 4-bit weights fold their int16 sums once per 32-column block); BM_PeakVfmaddAvx2
+// vfmadd231ps on ymm registers (the AVX2 F16 kernel, 16 ops each).
 
 void BM_PeakMaddubsAvx2(benchmark::State& state) {
   peak(state, verdict::bench::maddubs_madd_peak, 64, has_avx2(), "no AVX2");
@@ -461,7 +469,11 @@ void BM_PeakMaddubsOnlyAvx2(benchmark::State& state) {
   peak(state, verdict::bench::maddubs_peak, 64, has_avx2(), "no AVX2");
 }
 BENCHMARK(BM_PeakMaddubsAvx2)->Threads(1)->Threads(2)->UseManualTime();
+void BM_PeakVfmaddAvx2(benchmark::State& state) {
+  peak(state, verdict::bench::vfmadd_ymm_peak, 16, has_avx2(), "no AVX2");
+}
 BENCHMARK(BM_PeakMaddubsOnlyAvx2)->Threads(1)->Threads(2)->UseManualTime();
+BENCHMARK(BM_PeakVfmaddAvx2)->Threads(1)->Threads(2)->UseManualTime();
 
 // n standard normal values (seeded).
 std::vector<float> normal_floats(int64_t n, unsigned seed) {

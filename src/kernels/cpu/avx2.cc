@@ -622,6 +622,66 @@ void gemm_f32_avx2(int64_t m, int64_t n, int64_t k, float alpha, const float* A,
   }
 }
 
+// F16 panels (64 rows: 8 ymm of 8 rows), G ymm of them from ymm g0 on × TB tokens: per column the G
+// converted weight vectors, then one FMA per (row, token) lane — acc = fma(w, x, acc) over the columns in
+// order from 0, as every F16 tile (f16_tile_generic), so results never depend on the blocking.
+template <int G, int TB>
+void f16_micro(const PackedView& w, const float* x, int64_t t, int64_t p, int g0, float* y) {
+  const uint8_t* panel = w.data + p * w.cols * 2 * kF16PanelRows + 16 * g0;
+  const float* xt = x + t * w.cols;
+  __m256 acc[G][TB];
+#pragma GCC unroll 8
+  for (int i = 0; i < G; ++i)
+#pragma GCC unroll 8
+    for (int tt = 0; tt < TB; ++tt) acc[i][tt] = _mm256_setzero_ps();
+  for (int64_t c = 0; c < w.cols; ++c) {
+    const uint8_t* chunk = panel + c * 2 * kF16PanelRows;
+    __m256 wv[G];
+#pragma GCC unroll 8
+    for (int i = 0; i < G; ++i) wv[i] = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(chunk + 16 * i)));
+#pragma GCC unroll 8
+    for (int tt = 0; tt < TB; ++tt) {
+      const __m256 xv = _mm256_set1_ps(xt[tt * w.cols + c]);
+#pragma GCC unroll 8
+      for (int i = 0; i < G; ++i) acc[i][tt] = _mm256_fmadd_ps(wv[i], xv, acc[i][tt]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < G; ++i) {
+    const int64_t r0 = p * kF16PanelRows + 8 * (g0 + i);
+    if (r0 >= w.rows) break;
+#pragma GCC unroll 8
+    for (int tt = 0; tt < TB; ++tt) {
+      float* dst = y + (t + tt) * w.rows + r0;
+      if (w.rows - r0 >= 8) {
+        _mm256_storeu_ps(dst, acc[i][tt]);
+      } else {
+        alignas(32) float lanes[8];
+        _mm256_store_ps(lanes, acc[i][tt]);
+        for (int64_t l = 0; l < w.rows - r0; ++l) dst[l] = lanes[l];
+      }
+    }
+  }
+}
+
+void f16_tile_avx2(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1, float* y) {
+  for (int64_t p = p0; p < p1; ++p) {
+    // Decode: whole panels (8 ymm), one token after another (with 4 tokens, half or quarter panels striding
+    // over the 128-byte chunks read 20-25 % less of the bandwidth on Zen 4).
+    if (t1 - t0 <= 4) {
+      for (int64_t t = t0; t < t1; ++t) f16_micro<8, 1>(w, x, t, p, 0, y);
+      continue;
+    }
+    // Prefill: quarter panels (2 ymm) × 5 tokens: 10 accumulators, 2 weight vectors and the broadcast in 16
+    // registers, 0.2 conversions per FMA (about 94 % of the ymm FMA peak on Zen 4).
+    for (int g0 = 0; g0 < 8; g0 += 2) {
+      int64_t t = t0;
+      for (; t + 5 <= t1; t += 5) f16_micro<2, 5>(w, x, t, p, g0, y);
+      with_count(t1 - t, [&]<int TB>() { f16_micro<2, TB>(w, x, t, p, g0, y); });
+    }
+  }
+}
+
 }  // namespace
 
 const KernelTable& avx2_table() {
@@ -630,7 +690,7 @@ const KernelTable& avx2_table() {
                                  gemm_f32_avx2,
                                  quantize_rows_avx2,
                                  int8_tile_avx2,     bf16_rows_generic,   bf16_tile_generic,
-                                 silu_mul_avx2,      sum_squares_avx2,    softmax_avx2,
+                                 f16_tile_avx2,      silu_mul_avx2,      sum_squares_avx2,    softmax_avx2,
                                  mul_acc_avx2};
   return table;
 }

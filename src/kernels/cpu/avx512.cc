@@ -428,6 +428,51 @@ void gemm_f32_panels(int64_t m, int64_t n, int64_t k, float alpha, const float* 
   }
 }
 
+// F16 panels (64 rows: 4 zmm of 16 rows) × TB tokens: per column the 4 converted weight vectors, then one
+// FMA per (row, token) lane. Every lane runs acc = fma(w, x, acc) over the columns in order from 0 —
+// whatever TB is, so results never depend on the blocking (f16_tile_generic computes the same).
+template <int TB>
+void f16_micro(const PackedView& w, const float* x, int64_t t, int64_t p, float* y) {
+  const uint8_t* panel = w.data + p * w.cols * 2 * kF16PanelRows;
+  const float* xt = x + t * w.cols;
+  __m512 acc[4][TB];
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i)
+#pragma GCC unroll 8
+    for (int tt = 0; tt < TB; ++tt) acc[i][tt] = _mm512_setzero_ps();
+  for (int64_t c = 0; c < w.cols; ++c) {
+    const uint8_t* chunk = panel + c * 2 * kF16PanelRows;
+    __m512 wv[4];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) wv[i] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(chunk + 32 * i)));
+#pragma GCC unroll 8
+    for (int tt = 0; tt < TB; ++tt) {
+      const __m512 xv = _mm512_set1_ps(xt[tt * w.cols + c]);
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; ++i) acc[i][tt] = _mm512_fmadd_ps(wv[i], xv, acc[i][tt]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) {
+    const int64_t r0 = p * kF16PanelRows + 16 * i;
+    if (r0 >= w.rows) break;
+    const __mmask16 m = w.rows - r0 >= 16 ? static_cast<__mmask16>(0xFFFF) : tail_mask(w.rows - r0);
+#pragma GCC unroll 8
+    for (int tt = 0; tt < TB; ++tt) _mm512_mask_storeu_ps(y + (t + tt) * w.rows + r0, m, acc[i][tt]);
+  }
+}
+
+// 6 tokens: 24 accumulators, 4 weight vectors and the broadcast fill 29 of the 32 zmm registers.
+constexpr int kF16Tokens = 6;
+
+void f16_tile_avx512(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1, float* y) {
+  for (int64_t p = p0; p < p1; ++p) {
+    int64_t t = t0;
+    for (; t + kF16Tokens <= t1; t += kF16Tokens) f16_micro<kF16Tokens>(w, x, t, p, y);
+    with_count(t1 - t, [&]<int TB>() { f16_micro<TB>(w, x, t, p, y); });
+  }
+}
+
 }  // namespace
 
 const KernelTable& avx512_table() {
@@ -436,7 +481,7 @@ const KernelTable& avx512_table() {
                                  gemm_f32_avx512,
                                  quantize_rows_avx512,
                                  int8_tile_generic,    bf16_rows_avx512,      bf16_tile_generic,
-                                 silu_mul_avx512,      sum_squares_avx512,    softmax_avx512,
+                                 f16_tile_avx512,      silu_mul_avx512,      sum_squares_avx512,    softmax_avx512,
                                  mul_acc_avx512};
   return table;
 }

@@ -146,6 +146,11 @@ void matmul_packed(const PackedView& w, const float* x, int64_t n, float* y) {
     run_packed(w, n, panels, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) { tile(w, a, t0, t1, p0, p1, y); });
     return;
   }
+  if (w.kind == PackKind::F16) {
+    const auto tile = k.f16_tile;
+    run_packed(w, n, 1, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) { tile(w, x, t0, t1, p0, p1, y); });
+    return;
+  }
   thread_local std::vector<uint16_t> xb;
   uint16_t* xbp = thread_buffer(xb, n * w.cols_padded);
   parallel_for(n, static_cast<double>(w.cols),

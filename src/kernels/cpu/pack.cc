@@ -1,4 +1,4 @@
-// pack(): weights repacked into the panels the Int8 and Bf16 GEMMs stream (layout in ops.h).
+// pack(): weights repacked into the panels the Int8, Bf16 and F16 GEMMs stream (layout in ops.h).
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -133,6 +133,8 @@ PackKind preferred_pack(const WeightMatrix& w) {
       return (w.bits == 4 || w.bits == 8) && w.group_size % kQBlock == 0 ? PackKind::Int8 : PackKind::None;
     case WeightType::BF16:
       return active_isa() == Isa::Avx512 && cpu::cpu_has_avx512_bf16() ? PackKind::Bf16 : PackKind::None;
+    case WeightType::F16:
+      return active_isa() != Isa::Scalar ? PackKind::F16 : PackKind::None;
     default:
       return PackKind::None;
   }
@@ -157,6 +159,11 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
   v->cols = w.cols;
   v->panels = (w.rows + kPackRows - 1) / kPackRows;
   int64_t bytes = 0;
+  if (kind == PackKind::F16) {
+    if (w.type != WeightType::F16) return out;
+    v->panels = (w.rows + kF16PanelRows - 1) / kF16PanelRows;
+    bytes = v->panels * w.cols * 2 * kF16PanelRows;
+  }
   if (kind == PackKind::Int8) {
     const bool ok = w.cols % kQBlock == 0 &&
                     (w.type == WeightType::Q8_0 || w.type == WeightType::Q4_0 || w.type == WeightType::Q4_K ||
@@ -206,6 +213,14 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
           if (pv.has_mins) std::memcpy(rec + weight_bytes + 64 + 4 * i, &parts.min, sizeof(float));
           if (pv.sub16) std::memcpy(rec + weight_bytes + 64 + 4 * i, &parts.scale2, sizeof(float));
         }
+      }
+    });
+  } else if (kind == PackKind::F16) {
+    parallel_for(pv.panels, static_cast<double>(kF16PanelRows * w.cols), [&](int64_t p) {
+      uint8_t* panel = storage + p * w.cols * 2 * kF16PanelRows;
+      for (int64_t i = 0; i < kF16PanelRows && p * kF16PanelRows + i < w.rows; ++i) {
+        const uint8_t* src = w.blocks + (p * kF16PanelRows + i) * w.row_bytes();
+        for (int64_t c = 0; c < w.cols; ++c) std::memcpy(panel + (c * kF16PanelRows + i) * 2, src + 2 * c, 2);
       }
     });
   } else {

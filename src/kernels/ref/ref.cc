@@ -211,6 +211,16 @@ void matmul_bf16(const WeightMatrix& w, const float* x, int64_t n, float* y) {
   }
 }
 
+void matmul_f16(const WeightMatrix& w, const float* x, int64_t n, float* y) {
+  for (int64_t t = 0; t < n; ++t) {
+    for (int64_t r = 0; r < w.rows; ++r) {
+      float acc = 0.0f;
+      for (int64_t c = 0; c < w.cols; ++c) acc = std::fma(weight_at(w, r, c), x[t * w.cols + c], acc);
+      y[t * w.rows + r] = acc;
+    }
+  }
+}
+
 void gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
               int64_t ldb, float* C, int64_t ldc) {
   for (int64_t i = 0; i < m; ++i)
