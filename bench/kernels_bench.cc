@@ -101,21 +101,24 @@ struct Weight {
   kernels::PackedWeight pack;
 };
 
-enum Kind { kF32, kBf16Fp32Act, kBf16, kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kQ6_K, kF16 };
+// kBf16Fp32Act: BF16 on the unpacked fp32 path (VERDICT_PACK=0); kBf16Fma: BF16 packed for fp32 FMAs (what
+// machines without AVX512_BF16 run).
+enum Kind { kF32, kBf16Fp32Act, kBf16, kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kQ6_K, kF16, kBf16Fma };
 
 const char* kind_name(int k) {
   static const char* names[] = {"f32",      "bf16_f32act", "bf16", "q8_0", "q4_0", "q4_k",
-                                "mlx4_g64", "mlx8_g64",    "q6_k", "f16"};
+                                "mlx4_g64", "mlx8_g64",    "q6_k", "f16", "bf16_fma"};
   return names[k];
 }
 
 // Kinds whose matmul runs fp32 fused multiply-adds (F16: packed, converted in the kernel), whose peak is vfmadd's.
-bool fp32_kind(int kind) { return kind == kF32 || kind == kBf16Fp32Act || kind == kF16; }
+bool fp32_kind(int kind) { return kind == kF32 || kind == kBf16Fp32Act || kind == kF16 || kind == kBf16Fma; }
 
 // The packed form of a kind (None: kF32 and kBf16Fp32Act run on the unpacked rows).
 PackKind pack_kind(int kind) {
   if (kind == kF32 || kind == kBf16Fp32Act) return PackKind::None;
   if (kind == kBf16) return PackKind::Bf16;
+  if (kind == kBf16Fma) return PackKind::Bf16Fma;
   return kind == kF16 ? PackKind::F16 : PackKind::Int8;
 }
 
@@ -136,6 +139,7 @@ std::unique_ptr<Weight> make(int kind, int64_t rows, int64_t cols) {
       break;
     case kBf16Fp32Act:
     case kBf16:
+    case kBf16Fma:
       v.type = WeightType::BF16;
       w->bf16.resize(static_cast<std::size_t>(rows * cols));
       for (auto& h : w->bf16) h = f32_to_bf16(dist(rng));
@@ -271,7 +275,7 @@ void BM_Gemm(benchmark::State& state) {
 }
 
 void gemm_args(benchmark::internal::Benchmark* b) {
-  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kBf16, kBf16Fp32Act, kF32, kQ6_K, kF16})
+  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kBf16, kBf16Fp32Act, kF32, kQ6_K, kF16, kBf16Fma})
     for (int threads : {1, 2})
       for (auto shape : {std::pair<int64_t, int64_t>{3584, 1024}, {1024, 3584}, {6144, 1024}})
         b->Args({kind, shape.first, shape.second, threads});
@@ -447,7 +451,7 @@ void gemv_args(benchmark::internal::Benchmark* b) {
   // qwen35-0.8b (hidden 1024: MLP, DeltaNet in_proj_qkv, lm_head) and qwen35-2b (hidden 2048) shapes.
   const std::pair<int64_t, int64_t> shapes[] = {{3584, 1024}, {1024, 3584}, {6144, 1024},
                                                 {6144, 2048}, {2048, 6144}, {248320, 1024}};
-  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kBf16, kF16})
+  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kBf16, kF16, kBf16Fma})
     for (auto shape : shapes)
       for (auto [n, threads] : {std::pair<int, int>{1, 1}, {1, 2}, {4, 2}})
         b->Args({kind, shape.first, shape.second, n, threads});

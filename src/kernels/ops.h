@@ -78,6 +78,9 @@ enum class PackKind : uint8_t {
   // IEEE half values in panels of 64 rows, one column after another, multiplied with the fp32 activations
   // unrounded (F16C conversion, then fp32 fused multiply-add; AVX-512 and AVX2).
   F16,
+  // bfloat16 values in F16's layout, multiplied as F16 (exact upcast, then fp32 FMA): BF16 weights where
+  // the CPU lacks AVX512_BF16 (AVX2 and plain AVX-512 machines).
+  Bf16Fma,
 };
 
 // Layout (private to the kernels; documented here because tests and benchmarks size it):
@@ -89,14 +92,15 @@ enum class PackKind : uint8_t {
 //         16 then scale columns 0–15 only). Stored value = q + offset, offset 128 (Q8_0; Q6_K, whose
 //         q = q6 − 32), 8 (Q4_0) or 0.
 //   Bf16: for panel p, cols_padded / 2 chunks of 64 bytes: chunk k holds columns 2k, 2k + 1 of the 16 rows.
-//   F16:  panels of kF16PanelRows = 64 rows (zero-padded); for panel p, cols chunks of 128 bytes at
-//         data + (p · cols + c) · 128: chunk c holds column c of the 64 rows, row i at bytes 2i, 2i + 1.
-inline constexpr int64_t kF16PanelRows = 64;
+//   F16, Bf16Fma: panels of kFmaPanelRows = 64 rows (zero-padded); for panel p, cols chunks of 128 bytes
+//         at data + (p · cols + c) · 128: chunk c holds column c of the 64 rows, row i at bytes 2i, 2i + 1.
+//         (the "FMA panels").
+inline constexpr int64_t kFmaPanelRows = 64;
 struct PackedView {
   PackKind kind = PackKind::None;
   int64_t rows = 0;
   int64_t cols = 0;
-  int64_t panels = 0;        // ceil(rows / 16); F16: ceil(rows / 64)
+  int64_t panels = 0;        // ceil(rows / 16); F16, Bf16Fma: ceil(rows / 64)
   int64_t blocks = 0;        // Int8: cols / 32
   int64_t block_stride = 0;  // Int8: bytes of one (panel, block) record
   int64_t cols_padded = 0;   // Bf16: cols rounded up to even
@@ -160,9 +164,9 @@ void check_weight(const WeightMatrix& w, const char* what);
 //    twin). With fp16 scales the int8 sums are those of llama.cpp's Q8_0 and Q4_0 products.
 //  * Bf16: activations are rounded to bf16 (relative error ≤ 2^−9 each) and products accumulate in fp32
 //    (ref::matmul_bf16 is the twin).
-//  * F16: nothing is rounded but the sum: y = fma(W[r, cols−1], x[cols−1], … fma(W[r, 1], x[1],
+//  * F16 and Bf16Fma: nothing is rounded but the sum: y = fma(W[r, cols−1], x[cols−1], … fma(W[r, 1], x[1],
 //    fma(W[r, 0], x[0], 0)) …), one fp32 fused multiply-add per column in column order, on every ISA
-//    (ref::matmul_f16 is the twin, bit for bit).
+//    (ref::matmul_fma is the twin, bit for bit).
 void matmul(const WeightMatrix& w, const float* x, int64_t n, float* y);
 
 // Owns repacked weights; move-only; the view it hands out stays at the same address when moved.
@@ -188,8 +192,8 @@ class PackedWeight {
 
 // Which packed form (if any) pack() chooses for `w` on this machine: Int8 for Q8_0, Q4_0, Q4_K, Q6_K and
 // MLX 4/8-bit (cols a multiple of 32); Bf16 for BF16 when the CPU has AVX-512 BF16 and the active ISA is
-// AVX-512 (elsewhere BF16 keeps the fp32-activation kernel); F16 for F16 when the active ISA is AVX2 or
-// AVX-512 (the scalar one keeps dequantized rows); None otherwise.
+// AVX-512, else Bf16Fma when it is AVX2 or AVX-512; F16 for F16 when the active ISA is AVX2 or AVX-512
+// (the scalar ISA keeps BF16 and F16 rows unpacked); None otherwise.
 PackKind preferred_pack(const WeightMatrix& w);
 // Repacks `w` (a copy of its data in the kernels' layout). kind None (or one `w` cannot take) gives an
 // empty PackedWeight. Usage: p = pack(w); w.pack = p.view(); — keep p alive as long as w is used.

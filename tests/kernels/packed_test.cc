@@ -1,5 +1,5 @@
 // The packed GEMMs (pack() + matmul): every ISA against the scalar twins of their numerical contracts
-// (ref::matmul_int8, ref::matmul_bf16, ref::matmul_f16), the contracts against the fp32 product, and independence of
+// (ref::matmul_int8, ref::matmul_bf16, ref::matmul_fma), the contracts against the fp32 product, and independence of
 // each result from n, the batch and the thread count.
 #include <gtest/gtest.h>
 
@@ -385,37 +385,43 @@ TEST(PackedBf16, MatchesTwinOnEveryIsa) {
   }
 }
 
-// F16: every ISA gives the twin's chain of fused multiply-adds bit for bit (rows around the 64-row panel and
-// the AVX2 half panels, n around the 6- and 2-token tiles), and the twin is the fp32 product up to rounding.
-TEST(PackedF16, MatchesTwinBitForBitOnEveryIsa) {
+// F16 and Bf16Fma: every ISA gives the twin's chain of fused multiply-adds bit for bit (rows around the
+// 64-row panel and the AVX2 quarter panels, n around the 6- and 5-token tiles and the decode sizes), and the
+// twin is the fp32 product up to rounding.
+TEST(PackedFma16, MatchesTwinBitForBitOnEveryIsa) {
   struct Case {
     int64_t rows, cols, n;
   };
   const Case cases[] = {{1, 1, 1}, {5, 37, 3}, {64, 64, 6}, {65, 130, 7}, {70, 96, 25}, {17, 1024, 13}, {200, 33, 2}};
   std::mt19937 rng(26);
-  for (const Case& k : cases) {
-    auto w = make_weight(rng, WeightType::F16, k.rows, k.cols);
-    PackedWeight p = pack(w.view, PackKind::F16);
-    ASSERT_NE(p.view(), nullptr);
-    EXPECT_EQ(p.view()->panels, (k.rows + 63) / 64);
-    WeightMatrix packed = w.view;
-    packed.pack = p.view();
-    auto x = random_floats(rng, k.n * k.cols);
-    std::vector<float> twin(static_cast<std::size_t>(k.n * k.rows)), exact(twin.size());
-    ref::matmul_f16(w.view, x.data(), k.n, twin.data());
-    ref::matmul(w.view, x.data(), k.n, exact.data());
-    for (int64_t t = 0; t < k.n; ++t)
-      for (int64_t r = 0; r < k.rows; ++r) {
-        double magnitude = 0.0;
-        for (int64_t c = 0; c < k.cols; ++c) magnitude += std::fabs(ref::weight_at(w.view, r, c) * x[t * k.cols + c]);
-        const std::size_t at = static_cast<std::size_t>(t * k.rows + r);
-        ASSERT_NEAR(twin[at], exact[at], double(k.cols + 1) * kEps * magnitude + 1e-30) << k.rows << "x" << k.cols;
+  const std::pair<WeightType, PackKind> kinds[] = {{WeightType::F16, PackKind::F16},
+                                                   {WeightType::BF16, PackKind::Bf16Fma}};
+  for (const auto& [type, kind] : kinds) {
+    for (const Case& k : cases) {
+      auto w = make_weight(rng, type, k.rows, k.cols);
+      PackedWeight p = pack(w.view, kind);
+      ASSERT_NE(p.view(), nullptr);
+      EXPECT_EQ(p.view()->panels, (k.rows + 63) / 64);
+      WeightMatrix packed = w.view;
+      packed.pack = p.view();
+      auto x = random_floats(rng, k.n * k.cols);
+      std::vector<float> twin(static_cast<std::size_t>(k.n * k.rows)), exact(twin.size());
+      ref::matmul_fma(w.view, x.data(), k.n, twin.data());
+      ref::matmul(w.view, x.data(), k.n, exact.data());
+      for (int64_t t = 0; t < k.n; ++t)
+        for (int64_t r = 0; r < k.rows; ++r) {
+          double magnitude = 0.0;
+          for (int64_t c = 0; c < k.cols; ++c) magnitude += std::fabs(ref::weight_at(w.view, r, c) * x[t * k.cols + c]);
+          const std::size_t at = static_cast<std::size_t>(t * k.rows + r);
+          ASSERT_NEAR(twin[at], exact[at], double(k.cols + 1) * kEps * magnitude + 1e-30)
+              << int(type) << " " << k.rows << "x" << k.cols;
+        }
+      for (Isa isa : supported_isas()) {
+        IsaScope scope(isa);
+        const std::vector<float> y = run(packed, x, k.n);
+        ASSERT_EQ(0, std::memcmp(y.data(), twin.data(), y.size() * sizeof(float)))
+            << isa_name(isa) << " type " << int(type) << " " << k.rows << "x" << k.cols << " n=" << k.n;
       }
-    for (Isa isa : supported_isas()) {
-      IsaScope scope(isa);
-      const std::vector<float> y = run(packed, x, k.n);
-      ASSERT_EQ(0, std::memcmp(y.data(), twin.data(), y.size() * sizeof(float)))
-          << isa_name(isa) << " " << k.rows << "x" << k.cols << " n=" << k.n;
     }
   }
 }
@@ -433,7 +439,8 @@ const PackCase kPackCases[] = {{WeightType::Q8_0, 0, 0, PackKind::Int8},
                                {WeightType::MlxAffine, 4, 64, PackKind::Int8},
                                {WeightType::MlxAffine, 8, 32, PackKind::Int8},
                                {WeightType::BF16, 0, 0, PackKind::Bf16},
-                               {WeightType::F16, 0, 0, PackKind::F16}};
+                               {WeightType::F16, 0, 0, PackKind::F16},
+                               {WeightType::BF16, 0, 0, PackKind::Bf16Fma}};
 
 // A random matrix of a PackCase and its packed form (packed.pack set).
 struct PackedSetup {
@@ -492,11 +499,18 @@ TEST(Packed, MovingKeepsTheViewAndUnsupportedTypesStayUnpacked) {
   EXPECT_EQ(preferred_pack(f32.view), PackKind::None);
   EXPECT_EQ(pack(f32.view).view(), nullptr);
   auto f16 = make_weight(rng, WeightType::F16, 4, 256);
-  for (Isa isa : supported_isas()) {  // F16 packs where the ISA has F16C and FMA
+  auto bf16 = make_weight(rng, WeightType::BF16, 4, 256);
+  for (Isa isa : supported_isas()) {  // F16 and BF16 pack on FMAs where the ISA has F16C and FMA
     IsaScope scope(isa);
     EXPECT_EQ(preferred_pack(f16.view), isa == Isa::Scalar ? PackKind::None : PackKind::F16) << isa_name(isa);
+    const PackKind bf16_kind = isa == Isa::Scalar                                  ? PackKind::None
+                               : isa == Isa::Avx512 && __builtin_cpu_supports("avx512bf16") ? PackKind::Bf16
+                                                                                   : PackKind::Bf16Fma;
+    EXPECT_EQ(preferred_pack(bf16.view), bf16_kind) << isa_name(isa);
   }
   EXPECT_EQ(pack(f16.view, PackKind::Int8).view(), nullptr);
+  EXPECT_EQ(pack(f16.view, PackKind::Bf16Fma).view(), nullptr);
+  EXPECT_EQ(pack(bf16.view, PackKind::F16).view(), nullptr);
   EXPECT_EQ(pack(f32.view, PackKind::F16).view(), nullptr);
   auto mlx3 = make_weight(rng, WeightType::MlxAffine, 4, 96, 3, 32);
   EXPECT_EQ(pack(mlx3.view).view(), nullptr);

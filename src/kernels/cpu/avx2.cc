@@ -622,12 +622,18 @@ void gemm_f32_avx2(int64_t m, int64_t n, int64_t k, float alpha, const float* A,
   }
 }
 
-// F16 panels (64 rows: 8 ymm of 8 rows), G ymm of them from ymm g0 on × TB tokens: per column the G
-// converted weight vectors, then one FMA per (row, token) lane — acc = fma(w, x, acc) over the columns in
-// order from 0, as every F16 tile (f16_tile_generic), so results never depend on the blocking.
-template <int G, int TB>
-void f16_micro(const PackedView& w, const float* x, int64_t t, int64_t p, int g0, float* y) {
-  const uint8_t* panel = w.data + p * w.cols * 2 * kF16PanelRows + 16 * g0;
+// FMA panels (F16 or Bf16Fma: 64 rows, 8 ymm of 8 rows), G ymm of them from ymm g0 on × TB tokens: per
+// column the G upcast weight vectors, then one FMA per (row, token) lane — acc = fma(w, x, acc) over the
+// columns in order from 0, as every such tile (fma16_tile_generic), so results never depend on the blocking.
+template <bool BF16>
+inline __m256 upcast16(const uint8_t* p) {
+  const __m128i v = _mm_load_si128(reinterpret_cast<const __m128i*>(p));
+  return BF16 ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16)) : _mm256_cvtph_ps(v);
+}
+
+template <bool BF16, int G, int TB>
+void fma16_micro(const PackedView& w, const float* x, int64_t t, int64_t p, int g0, float* y) {
+  const uint8_t* panel = w.data + p * w.cols * 2 * kFmaPanelRows + 16 * g0;
   const float* xt = x + t * w.cols;
   __m256 acc[G][TB];
 #pragma GCC unroll 8
@@ -635,10 +641,10 @@ void f16_micro(const PackedView& w, const float* x, int64_t t, int64_t p, int g0
 #pragma GCC unroll 8
     for (int tt = 0; tt < TB; ++tt) acc[i][tt] = _mm256_setzero_ps();
   for (int64_t c = 0; c < w.cols; ++c) {
-    const uint8_t* chunk = panel + c * 2 * kF16PanelRows;
+    const uint8_t* chunk = panel + c * 2 * kFmaPanelRows;
     __m256 wv[G];
 #pragma GCC unroll 8
-    for (int i = 0; i < G; ++i) wv[i] = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(chunk + 16 * i)));
+    for (int i = 0; i < G; ++i) wv[i] = upcast16<BF16>(chunk + 16 * i);
 #pragma GCC unroll 8
     for (int tt = 0; tt < TB; ++tt) {
       const __m256 xv = _mm256_set1_ps(xt[tt * w.cols + c]);
@@ -648,7 +654,7 @@ void f16_micro(const PackedView& w, const float* x, int64_t t, int64_t p, int g0
   }
 #pragma GCC unroll 8
   for (int i = 0; i < G; ++i) {
-    const int64_t r0 = p * kF16PanelRows + 8 * (g0 + i);
+    const int64_t r0 = p * kFmaPanelRows + 8 * (g0 + i);
     if (r0 >= w.rows) break;
 #pragma GCC unroll 8
     for (int tt = 0; tt < TB; ++tt) {
@@ -664,21 +670,30 @@ void f16_micro(const PackedView& w, const float* x, int64_t t, int64_t p, int g0
   }
 }
 
-void f16_tile_avx2(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1, float* y) {
+template <bool BF16>
+void fma16_panels(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1, float* y) {
   for (int64_t p = p0; p < p1; ++p) {
     // Decode: whole panels (8 ymm), one token after another (with 4 tokens, half or quarter panels striding
     // over the 128-byte chunks read 20-25 % less of the bandwidth on Zen 4).
     if (t1 - t0 <= 4) {
-      for (int64_t t = t0; t < t1; ++t) f16_micro<8, 1>(w, x, t, p, 0, y);
+      for (int64_t t = t0; t < t1; ++t) fma16_micro<BF16, 8, 1>(w, x, t, p, 0, y);
       continue;
     }
     // Prefill: quarter panels (2 ymm) × 5 tokens: 10 accumulators, 2 weight vectors and the broadcast in 16
     // registers, 0.2 conversions per FMA (about 94 % of the ymm FMA peak on Zen 4).
     for (int g0 = 0; g0 < 8; g0 += 2) {
       int64_t t = t0;
-      for (; t + 5 <= t1; t += 5) f16_micro<2, 5>(w, x, t, p, g0, y);
-      with_count(t1 - t, [&]<int TB>() { f16_micro<2, TB>(w, x, t, p, g0, y); });
+      for (; t + 5 <= t1; t += 5) fma16_micro<BF16, 2, 5>(w, x, t, p, g0, y);
+      with_count(t1 - t, [&]<int TB>() { fma16_micro<BF16, 2, TB>(w, x, t, p, g0, y); });
     }
+  }
+}
+
+void fma16_tile_avx2(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1, float* y) {
+  if (w.kind == PackKind::Bf16Fma) {
+    fma16_panels<true>(w, x, t0, t1, p0, p1, y);
+  } else {
+    fma16_panels<false>(w, x, t0, t1, p0, p1, y);
   }
 }
 
@@ -689,8 +704,8 @@ const KernelTable& avx2_table() {
                                  axpy_avx2,             scale_avx2,          exp_shifted_avx2,
                                  gemm_f32_avx2,
                                  quantize_rows_avx2,
-                                 int8_tile_avx2,     bf16_rows_generic,   bf16_tile_generic,
-                                 f16_tile_avx2,      silu_mul_avx2,      sum_squares_avx2,    softmax_avx2,
+                                 int8_tile_avx2,     bf16_rows_generic,   bfma16_tile_generic,
+                                 fma16_tile_avx2,      silu_mul_avx2,      sum_squares_avx2,    softmax_avx2,
                                  mul_acc_avx2};
   return table;
 }

@@ -428,12 +428,19 @@ void gemm_f32_panels(int64_t m, int64_t n, int64_t k, float alpha, const float* 
   }
 }
 
-// F16 panels (64 rows: 4 zmm of 16 rows) × TB tokens: per column the 4 converted weight vectors, then one
-// FMA per (row, token) lane. Every lane runs acc = fma(w, x, acc) over the columns in order from 0 —
-// whatever TB is, so results never depend on the blocking (f16_tile_generic computes the same).
-template <int TB>
-void f16_micro(const PackedView& w, const float* x, int64_t t, int64_t p, float* y) {
-  const uint8_t* panel = w.data + p * w.cols * 2 * kF16PanelRows;
+// FMA panels (F16 or Bf16Fma: 64 rows, 4 zmm of 16 rows) × TB tokens: per column the 4 upcast weight
+// vectors, then one FMA per (row, token) lane. Every lane runs acc = fma(w, x, acc) over the columns in
+// order from 0 — whatever TB is, so results never depend on the blocking (fma16_tile_generic computes the
+// same).
+template <bool BF16>
+inline __m512 upcast16(const uint8_t* p) {
+  const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
+  return BF16 ? bf16x16(v) : _mm512_cvtph_ps(v);
+}
+
+template <bool BF16, int TB>
+void fma16_micro(const PackedView& w, const float* x, int64_t t, int64_t p, float* y) {
+  const uint8_t* panel = w.data + p * w.cols * 2 * kFmaPanelRows;
   const float* xt = x + t * w.cols;
   __m512 acc[4][TB];
 #pragma GCC unroll 4
@@ -441,10 +448,10 @@ void f16_micro(const PackedView& w, const float* x, int64_t t, int64_t p, float*
 #pragma GCC unroll 8
     for (int tt = 0; tt < TB; ++tt) acc[i][tt] = _mm512_setzero_ps();
   for (int64_t c = 0; c < w.cols; ++c) {
-    const uint8_t* chunk = panel + c * 2 * kF16PanelRows;
+    const uint8_t* chunk = panel + c * 2 * kFmaPanelRows;
     __m512 wv[4];
 #pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i) wv[i] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(chunk + 32 * i)));
+    for (int i = 0; i < 4; ++i) wv[i] = upcast16<BF16>(chunk + 32 * i);
 #pragma GCC unroll 8
     for (int tt = 0; tt < TB; ++tt) {
       const __m512 xv = _mm512_set1_ps(xt[tt * w.cols + c]);
@@ -454,7 +461,7 @@ void f16_micro(const PackedView& w, const float* x, int64_t t, int64_t p, float*
   }
 #pragma GCC unroll 4
   for (int i = 0; i < 4; ++i) {
-    const int64_t r0 = p * kF16PanelRows + 16 * i;
+    const int64_t r0 = p * kFmaPanelRows + 16 * i;
     if (r0 >= w.rows) break;
     const __mmask16 m = w.rows - r0 >= 16 ? static_cast<__mmask16>(0xFFFF) : tail_mask(w.rows - r0);
 #pragma GCC unroll 8
@@ -463,13 +470,22 @@ void f16_micro(const PackedView& w, const float* x, int64_t t, int64_t p, float*
 }
 
 // 6 tokens: 24 accumulators, 4 weight vectors and the broadcast fill 29 of the 32 zmm registers.
-constexpr int kF16Tokens = 6;
+constexpr int kFma16Tokens = 6;
 
-void f16_tile_avx512(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1, float* y) {
+template <bool BF16>
+void fma16_panels(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1, float* y) {
   for (int64_t p = p0; p < p1; ++p) {
     int64_t t = t0;
-    for (; t + kF16Tokens <= t1; t += kF16Tokens) f16_micro<kF16Tokens>(w, x, t, p, y);
-    with_count(t1 - t, [&]<int TB>() { f16_micro<TB>(w, x, t, p, y); });
+    for (; t + kFma16Tokens <= t1; t += kFma16Tokens) fma16_micro<BF16, kFma16Tokens>(w, x, t, p, y);
+    with_count(t1 - t, [&]<int TB>() { fma16_micro<BF16, TB>(w, x, t, p, y); });
+  }
+}
+
+void fma16_tile_avx512(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1, float* y) {
+  if (w.kind == PackKind::Bf16Fma) {
+    fma16_panels<true>(w, x, t0, t1, p0, p1, y);
+  } else {
+    fma16_panels<false>(w, x, t0, t1, p0, p1, y);
   }
 }
 
@@ -480,8 +496,8 @@ const KernelTable& avx512_table() {
                                  axpy_avx512,          scale_avx512,          exp_shifted_avx512,
                                  gemm_f32_avx512,
                                  quantize_rows_avx512,
-                                 int8_tile_generic,    bf16_rows_avx512,      bf16_tile_generic,
-                                 f16_tile_avx512,      silu_mul_avx512,      sum_squares_avx512,    softmax_avx512,
+                                 int8_tile_generic,    bf16_rows_avx512,      bfma16_tile_generic,
+                                 fma16_tile_avx512,      silu_mul_avx512,      sum_squares_avx512,    softmax_avx512,
                                  mul_acc_avx512};
   return table;
 }

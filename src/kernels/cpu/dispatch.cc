@@ -77,7 +77,7 @@ auto int8_tile_for(Isa isa) {
   return table_for(isa).int8_tile;
 }
 auto bf16_tile_for(Isa isa) {
-  return isa == Isa::Avx512 && cpu::cpu_has_avx512_bf16() ? cpu::bf16_tile_avx512bf16 : table_for(isa).bf16_tile;
+  return isa == Isa::Avx512 && cpu::cpu_has_avx512_bf16() ? cpu::bfma16_tile_avx512bf16 : table_for(isa).bf16_tile;
 }
 
 // Runs tile(t0, t1, p0, p1) over token blocks × chunks of panels (a multiple of `panel_multiple`), on the
@@ -146,8 +146,8 @@ void matmul_packed(const PackedView& w, const float* x, int64_t n, float* y) {
     run_packed(w, n, panels, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) { tile(w, a, t0, t1, p0, p1, y); });
     return;
   }
-  if (w.kind == PackKind::F16) {
-    const auto tile = k.f16_tile;
+  if (w.kind == PackKind::F16 || w.kind == PackKind::Bf16Fma) {
+    const auto tile = k.fma16_tile;
     run_packed(w, n, 1, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) { tile(w, x, t0, t1, p0, p1, y); });
     return;
   }

@@ -293,7 +293,7 @@ void bf16_rows_generic(const float* x, int64_t t0, int64_t t1, int64_t cols, int
   }
 }
 
-void bf16_tile_generic(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
+void bfma16_tile_generic(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                        float* y) {
   const int64_t chunks = w.cols_padded / 2;
   for (int64_t p = p0; p < p1; ++p) {
@@ -315,20 +315,21 @@ void bf16_tile_generic(const PackedView& w, const uint16_t* xb, int64_t t0, int6
   }
 }
 
-void f16_tile_generic(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
+void fma16_tile_generic(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                       float* y) {
   for (int64_t p = p0; p < p1; ++p) {
-    const int64_t rows = std::min<int64_t>(kF16PanelRows, w.rows - p * kF16PanelRows);
-    const uint8_t* panel = w.data + p * w.cols * 2 * kF16PanelRows;
+    const bool bf16 = w.kind == PackKind::Bf16Fma;
+    const int64_t rows = std::min<int64_t>(kFmaPanelRows, w.rows - p * kFmaPanelRows);
+    const uint8_t* panel = w.data + p * w.cols * 2 * kFmaPanelRows;
     for (int64_t t = t0; t < t1; ++t) {
       for (int64_t i = 0; i < rows; ++i) {
         float acc = 0.0f;
         for (int64_t c = 0; c < w.cols; ++c) {
           uint16_t h;
-          std::memcpy(&h, panel + (c * kF16PanelRows + i) * 2, sizeof h);
-          acc = std::fma(f16_to_f32(h), x[t * w.cols + c], acc);
+          std::memcpy(&h, panel + (c * kFmaPanelRows + i) * 2, sizeof h);
+          acc = std::fma(bf16 ? bf16_to_f32(h) : f16_to_f32(h), x[t * w.cols + c], acc);
         }
-        y[t * w.rows + p * kF16PanelRows + i] = acc;
+        y[t * w.rows + p * kFmaPanelRows + i] = acc;
       }
     }
   }
@@ -339,8 +340,8 @@ const KernelTable& generic_table() {
                                  axpy_generic,        scale_generic,          exp_shifted_generic,
                                  gemm_f32_generic,
                                  quantize_rows_generic,
-                                 int8_tile_generic,   bf16_rows_generic,      bf16_tile_generic,
-                                 f16_tile_generic,    silu_mul_generic,    sum_squares_generic,    softmax_generic,
+                                 int8_tile_generic,   bf16_rows_generic,      bfma16_tile_generic,
+                                 fma16_tile_generic,    silu_mul_generic,    sum_squares_generic,    softmax_generic,
                                  mul_acc_generic};
   return table;
 }

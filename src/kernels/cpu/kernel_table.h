@@ -98,8 +98,8 @@ struct KernelTable {
   // y[t, r] for t in [t0, t1), panels [p0, p1); xb holds bf16 activations, cols_padded per token.
   void (*bf16_tile)(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                     float* y);
-  // y[t, r] for t in [t0, t1) and the rows of 64-row F16 panels [p0, p1) (fp32 activations x, cols each).
-  void (*f16_tile)(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1, float* y);
+  // y[t, r] for t in [t0, t1) and the rows of FMA panels [p0, p1) (F16 or Bf16Fma; fp32 activations x, cols each).
+  void (*fma16_tile)(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1, float* y);
   void (*silu_mul)(int64_t n, const float* x, const float* m, float* y);
   double (*sum_squares)(const float* x, int64_t n);
   void (*softmax)(int64_t n, float scale, float* x);
@@ -116,9 +116,9 @@ void quantize_rows_generic(const float* x, int64_t t0, int64_t t1, int64_t cols,
 void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0,
                        int64_t p1, float* y);
 void bf16_rows_generic(const float* x, int64_t t0, int64_t t1, int64_t cols, int64_t cols_padded, uint16_t* out);
-void bf16_tile_generic(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
+void bfma16_tile_generic(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                        float* y);
-void f16_tile_generic(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1, float* y);
+void fma16_tile_generic(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1, float* y);
 
 // Whether the CPU has AVX-512 VNNI and AVX512_BF16 (on top of the AVX-512 table's requirements).
 bool cpu_has_avx512_vnni();
@@ -130,7 +130,7 @@ void quantize_rows_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, 
 void int8_tile_avx512vnni(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0,
                           int64_t p1, float* y);
 void bf16_rows_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, int64_t cols_padded, uint16_t* out);
-void bf16_tile_avx512bf16(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0,
+void bfma16_tile_avx512bf16(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0,
                           int64_t p1, float* y);
 
 // Portable MLX dequantization of any bit width (used by every table for widths without SIMD code).

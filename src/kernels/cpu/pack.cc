@@ -1,4 +1,4 @@
-// pack(): weights repacked into the panels the Int8, Bf16 and F16 GEMMs stream (layout in ops.h).
+// pack(): weights repacked into the panels the Int8, Bf16, F16 and Bf16Fma GEMMs stream (layout in ops.h).
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -132,7 +132,8 @@ PackKind preferred_pack(const WeightMatrix& w) {
     case WeightType::MlxAffine:
       return (w.bits == 4 || w.bits == 8) && w.group_size % kQBlock == 0 ? PackKind::Int8 : PackKind::None;
     case WeightType::BF16:
-      return active_isa() == Isa::Avx512 && cpu::cpu_has_avx512_bf16() ? PackKind::Bf16 : PackKind::None;
+      if (active_isa() == Isa::Avx512 && cpu::cpu_has_avx512_bf16()) return PackKind::Bf16;
+      return active_isa() != Isa::Scalar ? PackKind::Bf16Fma : PackKind::None;
     case WeightType::F16:
       return active_isa() != Isa::Scalar ? PackKind::F16 : PackKind::None;
     default:
@@ -159,10 +160,10 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
   v->cols = w.cols;
   v->panels = (w.rows + kPackRows - 1) / kPackRows;
   int64_t bytes = 0;
-  if (kind == PackKind::F16) {
-    if (w.type != WeightType::F16) return out;
-    v->panels = (w.rows + kF16PanelRows - 1) / kF16PanelRows;
-    bytes = v->panels * w.cols * 2 * kF16PanelRows;
+  if (kind == PackKind::F16 || kind == PackKind::Bf16Fma) {
+    if (w.type != (kind == PackKind::F16 ? WeightType::F16 : WeightType::BF16)) return out;
+    v->panels = (w.rows + kFmaPanelRows - 1) / kFmaPanelRows;
+    bytes = v->panels * w.cols * 2 * kFmaPanelRows;
   }
   if (kind == PackKind::Int8) {
     const bool ok = w.cols % kQBlock == 0 &&
@@ -215,12 +216,13 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
         }
       }
     });
-  } else if (kind == PackKind::F16) {
-    parallel_for(pv.panels, static_cast<double>(kF16PanelRows * w.cols), [&](int64_t p) {
-      uint8_t* panel = storage + p * w.cols * 2 * kF16PanelRows;
-      for (int64_t i = 0; i < kF16PanelRows && p * kF16PanelRows + i < w.rows; ++i) {
-        const uint8_t* src = w.blocks + (p * kF16PanelRows + i) * w.row_bytes();
-        for (int64_t c = 0; c < w.cols; ++c) std::memcpy(panel + (c * kF16PanelRows + i) * 2, src + 2 * c, 2);
+  } else if (kind == PackKind::F16 || kind == PackKind::Bf16Fma) {
+    const auto* values = kind == PackKind::F16 ? w.blocks : reinterpret_cast<const uint8_t*>(w.bf16);
+    parallel_for(pv.panels, static_cast<double>(kFmaPanelRows * w.cols), [&](int64_t p) {
+      uint8_t* panel = storage + p * w.cols * 2 * kFmaPanelRows;
+      for (int64_t i = 0; i < kFmaPanelRows && p * kFmaPanelRows + i < w.rows; ++i) {
+        const uint8_t* src = values + (p * kFmaPanelRows + i) * w.cols * 2;
+        for (int64_t c = 0; c < w.cols; ++c) std::memcpy(panel + (c * kFmaPanelRows + i) * 2, src + 2 * c, 2);
       }
     });
   } else {

@@ -211,7 +211,7 @@ void matmul_bf16(const WeightMatrix& w, const float* x, int64_t n, float* y) {
   }
 }
 
-void matmul_f16(const WeightMatrix& w, const float* x, int64_t n, float* y) {
+void matmul_fma(const WeightMatrix& w, const float* x, int64_t n, float* y) {
   for (int64_t t = 0; t < n; ++t) {
     for (int64_t r = 0; r < w.rows; ++r) {
       float acc = 0.0f;
