@@ -64,6 +64,20 @@ void MappedFile::release() {
   size_ = 0;
 }
 
+bool MappedFile::contains(const void* p, std::size_t bytes) const {
+  const auto at = reinterpret_cast<std::uintptr_t>(p), begin = reinterpret_cast<std::uintptr_t>(data_);
+  return data_ != nullptr && at >= begin && at - begin <= size_ && bytes <= size_ - (at - begin);
+}
+
+void MappedFile::drop_pages(const void* p, std::size_t bytes) const {
+  if (!contains(p, bytes)) return;
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGE_SIZE));
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  const std::uintptr_t first = (at + page - 1) / page * page, last = (at + bytes) / page * page;
+  // A read-only private file mapping: the dropped pages come back from the file when read again.
+  if (last > first) (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 std::string read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot open: " + std::strerror(errno));

@@ -20,6 +20,11 @@ class MappedFile {
   const uint8_t* data() const { return data_; }
   std::size_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  // Whether [p, p + bytes) lies inside the mapping.
+  bool contains(const void* p, std::size_t bytes) const;
+  // Tells the kernel the whole pages of [p, p + bytes) (inside the mapping, else nothing happens) are not
+  // needed now: they leave the process's resident memory and are read from the file again if touched.
+  void drop_pages(const void* p, std::size_t bytes) const;
 
  private:
   void release();

@@ -80,6 +80,7 @@ class GgufFile {
   const std::string& get_string(const std::string& key) const;
   const GgufValue& get_array(const std::string& key) const;
   std::optional<int64_t> find_int(const std::string& key) const;  // nullopt when absent
+  const MappedFile& mapping() const { return file_; }
 
  private:
   MappedFile file_;

@@ -55,6 +55,7 @@ class SafetensorsFile {
   const std::map<std::string, std::string>& metadata() const { return header_.metadata; }
   const std::string& path() const { return file_.path(); }
   std::size_t file_size() const { return file_.size(); }
+  const MappedFile& mapping() const { return file_; }
 
  private:
   MappedFile file_;

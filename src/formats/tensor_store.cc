@@ -187,4 +187,8 @@ std::size_t TensorStore::stored_bytes() const {
   return total;
 }
 
+void TensorStore::drop_pages(const void* p, std::size_t bytes) const {
+  for (const auto& f : files_) f->mapping().drop_pages(p, bytes);
+}
+
 }  // namespace verdict::formats

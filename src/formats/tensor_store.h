@@ -45,6 +45,8 @@ class TensorStore {
   std::vector<std::string> files() const;
   // Bytes of the kept tensors as stored.
   std::size_t stored_bytes() const;
+  // MappedFile::drop_pages on the file holding [p, p + bytes) (nothing when no file does).
+  void drop_pages(const void* p, std::size_t bytes) const;
 
  private:
   std::vector<std::unique_ptr<SafetensorsFile>> files_;

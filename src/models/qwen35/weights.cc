@@ -218,9 +218,18 @@ std::unique_ptr<Weights> Weights::load(const std::string& dir, const Config& c,
 
 void Weights::pack_matrices(bool output) {
   if (!kernels::pack_enabled(/*by_default=*/true)) return;
-  auto pack = [](Matrix& m) {
+  auto pack = [&](Matrix& m) {
     m.repacked = kernels::pack(m.view);
     m.view.pack = m.repacked.view();
+    if (m.view.pack == nullptr || &m == &embed) return;
+    const kernels::WeightMatrix& v = m.view;
+    const void* stored = v.f32 != nullptr ? static_cast<const void*>(v.f32)
+                         : v.bf16 != nullptr ? static_cast<const void*>(v.bf16)
+                         : v.packed != nullptr ? static_cast<const void*>(v.packed)
+                                               : static_cast<const void*>(v.blocks);
+    const auto bytes = static_cast<std::size_t>(v.rows * v.row_bytes());
+    if (store_) store_->drop_pages(stored, bytes);
+    if (gguf_) gguf_->mapping().drop_pages(stored, bytes);
   };
   for (LayerWeights& l : layers) {
     for (Matrix* m : {&l.deltanet.in_proj_qkv, &l.deltanet.in_proj_z, &l.deltanet.in_proj_b, &l.deltanet.in_proj_a,

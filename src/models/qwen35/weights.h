@@ -98,6 +98,9 @@ class Weights {
   // close to the reference, which runs its backbone in bf16 (docs/performance.md, "Numerical contract");
   // VERDICT_PACK=0 keeps exact fp32 activations. Tied embeddings get the packed copy on `embed` itself:
   // matmul reads it, while dequantize_row (the embedding lookup) reads the rows as loaded.
+  // The stored rows of a packed layer matrix are not read again (matmul reads the packed copy), so their
+  // pages of the mapped file leave resident memory (they come back from the file if ever read); the
+  // embedding rows stay, as the lookups read them.
   void pack_matrices(bool output);
 
   // The output projection: lm_head, or the embeddings when tied.
