@@ -472,10 +472,10 @@ void BM_PeakMaddubsAvx2(benchmark::State& state) {
 void BM_PeakMaddubsOnlyAvx2(benchmark::State& state) {
   peak(state, verdict::bench::maddubs_peak, 64, has_avx2(), "no AVX2");
 }
-BENCHMARK(BM_PeakMaddubsAvx2)->Threads(1)->Threads(2)->UseManualTime();
 void BM_PeakVfmaddAvx2(benchmark::State& state) {
   peak(state, verdict::bench::vfmadd_ymm_peak, 16, has_avx2(), "no AVX2");
 }
+BENCHMARK(BM_PeakMaddubsAvx2)->Threads(1)->Threads(2)->UseManualTime();
 BENCHMARK(BM_PeakMaddubsOnlyAvx2)->Threads(1)->Threads(2)->UseManualTime();
 BENCHMARK(BM_PeakVfmaddAvx2)->Threads(1)->Threads(2)->UseManualTime();
 

@@ -92,9 +92,9 @@ enum class PackKind : uint8_t {
 //         16 then scale columns 0–15 only). Stored value = q + offset, offset 128 (Q8_0; Q6_K, whose
 //         q = q6 − 32), 8 (Q4_0) or 0.
 //   Bf16: for panel p, cols_padded / 2 chunks of 64 bytes: chunk k holds columns 2k, 2k + 1 of the 16 rows.
-//   F16, Bf16Fma: panels of kFmaPanelRows = 64 rows (zero-padded); for panel p, cols chunks of 128 bytes
-//         at data + (p · cols + c) · 128: chunk c holds column c of the 64 rows, row i at bytes 2i, 2i + 1.
-//         (the "FMA panels").
+//   F16, Bf16Fma (the "FMA panels"): panels of kFmaPanelRows = 64 rows (zero-padded); for panel p, cols
+//         chunks of 128 bytes at data + (p · cols + c) · 128: chunk c holds column c of the 64 rows, row i
+//         at bytes 2i, 2i + 1.
 inline constexpr int64_t kFmaPanelRows = 64;
 struct PackedView {
   PackKind kind = PackKind::None;

@@ -704,9 +704,9 @@ const KernelTable& avx2_table() {
                                  axpy_avx2,             scale_avx2,          exp_shifted_avx2,
                                  gemm_f32_avx2,
                                  quantize_rows_avx2,
-                                 int8_tile_avx2,     bf16_rows_generic,   bfma16_tile_generic,
-                                 fma16_tile_avx2,      silu_mul_avx2,      sum_squares_avx2,    softmax_avx2,
-                                 mul_acc_avx2};
+                                 int8_tile_avx2,     bf16_rows_generic,   bf16_tile_generic,
+                                 fma16_tile_avx2,    silu_mul_avx2,       sum_squares_avx2,
+                                 softmax_avx2,       mul_acc_avx2};
   return table;
 }
 

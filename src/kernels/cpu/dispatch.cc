@@ -77,7 +77,7 @@ auto int8_tile_for(Isa isa) {
   return table_for(isa).int8_tile;
 }
 auto bf16_tile_for(Isa isa) {
-  return isa == Isa::Avx512 && cpu::cpu_has_avx512_bf16() ? cpu::bfma16_tile_avx512bf16 : table_for(isa).bf16_tile;
+  return isa == Isa::Avx512 && cpu::cpu_has_avx512_bf16() ? cpu::bf16_tile_avx512bf16 : table_for(isa).bf16_tile;
 }
 
 // Runs tile(t0, t1, p0, p1) over token blocks × chunks of panels (a multiple of `panel_multiple`), on the

@@ -314,7 +314,7 @@ void bf16_rows_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, int6
   }
 }
 
-void bfma16_tile_avx512bf16(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0,
+void bf16_tile_avx512bf16(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0,
                           int64_t p1, float* y) {
   int64_t p = p0;
   for (; p + kBf16Rows <= p1; p += kBf16Rows) bf16_tokens<kBf16Rows>(w, xb, t0, t1, p, y);

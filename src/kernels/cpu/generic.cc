@@ -293,7 +293,7 @@ void bf16_rows_generic(const float* x, int64_t t0, int64_t t1, int64_t cols, int
   }
 }
 
-void bfma16_tile_generic(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
+void bf16_tile_generic(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                        float* y) {
   const int64_t chunks = w.cols_padded / 2;
   for (int64_t p = p0; p < p1; ++p) {
@@ -316,7 +316,7 @@ void bfma16_tile_generic(const PackedView& w, const uint16_t* xb, int64_t t0, in
 }
 
 void fma16_tile_generic(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
-                      float* y) {
+                        float* y) {
   for (int64_t p = p0; p < p1; ++p) {
     const bool bf16 = w.kind == PackKind::Bf16Fma;
     const int64_t rows = std::min<int64_t>(kFmaPanelRows, w.rows - p * kFmaPanelRows);
@@ -340,9 +340,9 @@ const KernelTable& generic_table() {
                                  axpy_generic,        scale_generic,          exp_shifted_generic,
                                  gemm_f32_generic,
                                  quantize_rows_generic,
-                                 int8_tile_generic,   bf16_rows_generic,      bfma16_tile_generic,
-                                 fma16_tile_generic,    silu_mul_generic,    sum_squares_generic,    softmax_generic,
-                                 mul_acc_generic};
+                                 int8_tile_generic,   bf16_rows_generic,      bf16_tile_generic,
+                                 fma16_tile_generic,  silu_mul_generic,       sum_squares_generic,
+                                 softmax_generic,     mul_acc_generic};
   return table;
 }
 

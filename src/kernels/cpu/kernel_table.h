@@ -116,7 +116,7 @@ void quantize_rows_generic(const float* x, int64_t t0, int64_t t1, int64_t cols,
 void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0,
                        int64_t p1, float* y);
 void bf16_rows_generic(const float* x, int64_t t0, int64_t t1, int64_t cols, int64_t cols_padded, uint16_t* out);
-void bfma16_tile_generic(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
+void bf16_tile_generic(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                        float* y);
 void fma16_tile_generic(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1, float* y);
 
@@ -130,7 +130,7 @@ void quantize_rows_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, 
 void int8_tile_avx512vnni(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0,
                           int64_t p1, float* y);
 void bf16_rows_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, int64_t cols_padded, uint16_t* out);
-void bfma16_tile_avx512bf16(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0,
+void bf16_tile_avx512bf16(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0,
                           int64_t p1, float* y);
 
 // Portable MLX dequantization of any bit width (used by every table for widths without SIMD code).

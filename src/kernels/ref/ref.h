@@ -20,8 +20,8 @@ void int8_parts(const WeightMatrix& w, int64_t r, int64_t c, double& scaled, dou
 void matmul_int8(const WeightMatrix& w, const float* x, int64_t n, float* y);
 // The Bf16 contract: activations rounded to bf16, weights exact, sums in double.
 void matmul_bf16(const WeightMatrix& w, const float* x, int64_t n, float* y);
-// The F16 / Bf16Fma contract (any exactly upcast weight type): one fp32 fused multiply-add per column, in column order from 0 (std::fma); the packed
-// kernels give these results bit for bit.
+// The F16 / Bf16Fma contract (any exactly upcast weight type): one fp32 fused multiply-add per column, in
+// column order from 0 (std::fma); the packed kernels give these results bit for bit.
 void matmul_fma(const WeightMatrix& w, const float* x, int64_t n, float* y);
 
 void gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
