@@ -199,6 +199,9 @@ PackKind preferred_pack(const WeightMatrix& w);
 // empty PackedWeight. Usage: p = pack(w); w.pack = p.view(); — keep p alive as long as w is used.
 PackedWeight pack(const WeightMatrix& w, PackKind kind);
 inline PackedWeight pack(const WeightMatrix& w) { return pack(w, preferred_pack(w)); }
+// The bytes pack(w, kind) allocates (0 when `w` cannot take `kind`), from w's type and shape alone (its data
+// pointers may be unset): what a model's packed copies will take, before loading it.
+int64_t packed_bytes(const WeightMatrix& w, PackKind kind);
 // Whether a model should pack its matrices, given its default (packing changes results by the activation
 // rounding above): $VERDICT_PACK = "1"/"on" → true, "0"/"off" → false, unset or empty → by_default.
 // Throws verdict::Error on any other value.

@@ -4,12 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
 #include "core/error.h"
+#include "kernels/ops.h"
 #include "registry/model_source.h"
 
 namespace verdict::registry {
@@ -97,7 +99,7 @@ std::size_t state_pool_bytes(const models::qwen35::Config& c, int64_t slots, int
 }
 
 MemoryEstimate estimate_model_memory(const std::string& dir, const models::qwen35::Config& c, int64_t slots,
-                                     int64_t max_tokens, int64_t max_batch_tokens) {
+                                     int64_t max_tokens, int64_t max_batch_tokens, bool output_copy) {
   MemoryEstimate e;
   if (DIR* d = ::opendir(dir.c_str())) {
     while (const dirent* entry = ::readdir(d)) {
@@ -112,7 +114,18 @@ MemoryEstimate estimate_model_memory(const std::string& dir, const models::qwen3
     }
     ::closedir(d);
   }
-  e.weights += gguf_weight_bytes(dir);  // a .gguf model file (0 for a folder)
+  // A .gguf model file (0 for a folder): its packed copies, where the kernels pack (model_source.h).
+  e.weights += gguf_weight_bytes(dir, output_copy);
+  // A safetensors chat model with tied embeddings: the output projection's packed copy (counted as bf16,
+  // at least what a BF16 or quantized embedding packs into).
+  if (output_copy && c.tied && !is_gguf_model(dir) && kernels::pack_enabled(/*by_default=*/true)) {
+    kernels::WeightMatrix shape;
+    shape.type = kernels::WeightType::BF16;
+    shape.rows = c.vocab;
+    shape.cols = c.hidden;
+    e.weights += static_cast<std::size_t>(std::max(kernels::packed_bytes(shape, kernels::PackKind::Bf16),
+                                                   kernels::packed_bytes(shape, kernels::PackKind::Bf16Fma)));
+  }
   // Norm vectors, conv taps and MLX scales are converted to fp32 copies: a few percent at most.
   e.weights += e.weights / 32;
   e.state = state_pool_bytes(c, slots, max_tokens);

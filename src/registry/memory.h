@@ -31,9 +31,10 @@ struct MemoryEstimate {
 // Bytes of the state pool for `slots` sequences of `max_tokens` tokens (what SeqStatePool holds).
 std::size_t state_pool_bytes(const models::qwen35::Config& config, int64_t slots, int64_t max_tokens);
 
-// The estimate for a checkpoint folder: its *.safetensors sizes (a BF16 head counted twice: it is
-// upcast), the state pool and the activations of a full step.
+// The estimate for a model: its *.safetensors sizes (a BF16 head counted twice: it is upcast) or what its
+// GGUF file's tensors hold once loaded and packed (gguf_weight_bytes), with `output_copy` (chat models) the
+// packed copy of the output projection, the state pool and the activations of a full step.
 MemoryEstimate estimate_model_memory(const std::string& dir, const models::qwen35::Config& config, int64_t slots,
-                                     int64_t max_tokens, int64_t max_batch_tokens);
+                                     int64_t max_tokens, int64_t max_batch_tokens, bool output_copy = false);
 
 }  // namespace verdict::registry

@@ -10,6 +10,8 @@
 #include "formats/gguf.h"
 #include "formats/gguf_qwen35.h"
 #include "formats/gguf_tokenizer.h"
+#include "kernels/ops.h"
+#include "models/qwen35/weights.h"
 
 namespace verdict::registry {
 
@@ -90,12 +92,41 @@ chat::ChatTemplate read_chat_template(const std::string& path, const tokenizer::
   return chat::ChatTemplate::from_tokenizer_config(config, path, std::nullopt);
 }
 
-std::size_t gguf_weight_bytes(const std::string& model_path) {
+namespace {
+
+// Bytes of `t` packed for the kernels, or 0 when the kernels would not pack it.
+std::size_t packed_size(const formats::GgufTensor& t) {
+  const auto type = models::qwen35::gguf_weight_type(t.type);
+  if (!type || t.ne.size() != 2) return 0;
+  kernels::WeightMatrix shape;
+  shape.type = *type;
+  shape.rows = t.ne[1];
+  shape.cols = t.ne[0];
+  return static_cast<std::size_t>(kernels::packed_bytes(shape, kernels::preferred_pack(shape)));
+}
+
+}  // namespace
+
+std::size_t gguf_weight_bytes(const std::string& model_path, bool output_copy) {
   const std::string path = backbone_path(model_path);
   if (!formats::is_gguf_path(path)) return 0;
   const formats::GgufFile file(path);
+  const bool packing = kernels::pack_enabled(/*by_default=*/true);
+  const bool tied = file.find_tensor("output.weight") == nullptr;
   std::size_t total = 0;
-  for (const formats::GgufTensor& t : file.tensors()) total += t.nbytes;
+  for (const formats::GgufTensor& t : file.tensors()) {
+    // The layer matrices: every 2-D blk.* weight but the DeltaNet conv taps (a vector per channel).
+    const bool layer_matrix = t.name.starts_with("blk.") && t.name.ends_with(".weight") && t.ne.size() == 2 &&
+                              !t.name.ends_with(".ssm_conv1d.weight");
+    const std::size_t packed = packing ? packed_size(t) : 0;
+    if (t.name == "token_embd.weight") {
+      total += t.nbytes + (output_copy && tied ? packed : 0);
+    } else if ((layer_matrix || (t.name == "output.weight" && output_copy)) && packed > 0) {
+      total += packed;
+    } else {
+      total += t.nbytes;
+    }
+  }
   return total;
 }
 

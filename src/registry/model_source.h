@@ -39,7 +39,10 @@ tokenizer::Tokenizer read_model_tokenizer(const std::string& path);
 // `tokenizer.chat_template` with the bos/eos token texts of its tokenizer metadata.
 chat::ChatTemplate read_chat_template(const std::string& path, const tokenizer::Tokenizer& tok);
 
-// Bytes of the GGUF backbone's tensors (0 for a safetensors checkpoint).
-std::size_t gguf_weight_bytes(const std::string& path);
+// Bytes the GGUF backbone's tensors hold once loaded (0 for a safetensors checkpoint): as stored, but a
+// layer matrix the kernels pack (kernels::pack_enabled, preferred_pack) as its packed copy (its mapped
+// pages are dropped), and with `output_copy` (chat models: Weights::pack_matrices(true)) the output
+// projection as its packed copy — or, when the embeddings are tied, their stored rows plus that copy.
+std::size_t gguf_weight_bytes(const std::string& path, bool output_copy);
 
 }  // namespace verdict::registry

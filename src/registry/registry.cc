@@ -133,7 +133,8 @@ void Registry::initialize() {
         max_length = static_cast<std::size_t>(positions);
       }
       estimate = estimate_model_memory(dir, config, is_chat ? options_.chat_slots : options_.slots,
-                                       static_cast<int64_t>(max_length), options_.batch.max_batch_tokens);
+                                       static_cast<int64_t>(max_length), options_.batch.max_batch_tokens,
+                                       /*output_copy=*/is_chat);
       tokenizer = std::make_unique<tokenizer::Tokenizer>(read_model_tokenizer(dir));
       if (is_chat) {
         // A template using something the Jinja engine lacks fails here, at start-up, not per request.

@@ -516,6 +516,29 @@ TEST(Packed, MovingKeepsTheViewAndUnsupportedTypesStayUnpacked) {
   EXPECT_EQ(pack(mlx3.view).view(), nullptr);
 }
 
+// packed_bytes() tells, from type and shape alone, what pack() allocates; 0 where pack() gives nothing.
+TEST(Packed, PackedBytesIsWhatPackAllocates) {
+  std::mt19937 rng(27);
+  for (const PackCase& k : kPackCases) {
+    for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{1, 256}, {17, 512}, {70, 256}}) {
+      const PackedSetup m = packed_setup(rng, k, rows, cols);
+      WeightMatrix shape_only;
+      shape_only.type = k.type;
+      shape_only.rows = rows;
+      shape_only.cols = cols;
+      shape_only.bits = k.bits;
+      shape_only.group_size = k.group_size;
+      ASSERT_GT(m.p.bytes(), 0);
+      EXPECT_EQ(packed_bytes(shape_only, k.kind), m.p.bytes()) << int(k.type) << " " << rows << "x" << cols;
+    }
+  }
+  auto f32 = make_weight(rng, WeightType::F32, 4, 64);
+  EXPECT_EQ(packed_bytes(f32.view, PackKind::Int8), 0);
+  EXPECT_EQ(packed_bytes(f32.view, PackKind::None), 0);
+  auto q8 = make_weight(rng, WeightType::Q8_0, 4, 64);
+  EXPECT_EQ(packed_bytes(q8.view, PackKind::Bf16), 0);
+}
+
 // The decode sizes (n = 1 .. 5 tokens, the GEMV tiles) give bit for bit the rows of a 512-token product
 // (the prefill tiles), at any thread count and for row counts that are not a multiple of a tile.
 TEST(Packed, SmallBatchesMatchTheRowsOfALargeOne) {

@@ -8,11 +8,14 @@
 #include <string>
 
 #include "core/error.h"
+#include "formats/gguf.h"
+#include "models/qwen35/backbone.h"
 #include "models/qwen35/gguf_export.h"
 #include "registry/memory.h"
 #include "registry/model_source.h"
 #include "registry/model_spec.h"
 #include "support/fixtures.h"
+#include "support/scoped_env.h"
 
 namespace verdict::registry {
 namespace {
@@ -51,8 +54,36 @@ TEST(GgufModel, SameConfigTokenizerAndTemplateAsTheFolder) {
   chat::ChatRequest request;
   request.messages = nlohmann::ordered_json::parse(R"([{"role": "user", "content": "Hi there"}])");
   EXPECT_EQ(read_chat_template(path, ta).render(request), read_chat_template(folder, tb).render(request));
-  EXPECT_GT(gguf_weight_bytes(path), 1'000'000u);
-  EXPECT_EQ(gguf_weight_bytes(folder), 0u);
+  EXPECT_GT(gguf_weight_bytes(path, false), 1'000'000u);
+  EXPECT_EQ(gguf_weight_bytes(folder, false), 0u);
+  std::filesystem::remove_all(dir);
+}
+
+// The budget's weight estimate of a GGUF model is what the loaded model holds (Weights::held_bytes,
+// measured from its packed copies and stored rows) plus its vectors (norms, conv taps, gates), for every
+// packed and unpacked type, with and without the chat models' packed output copy.
+TEST(GgufModel, TheWeightEstimateIsWhatTheLoadedModelHolds) {
+  const verdict::testing::ScopedEnv packed("VERDICT_PACK", nullptr);  // the default: packed GEMMs
+  const std::string dir = ::testing::TempDir() + "/registry_gguf_estimate_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  for (const formats::GgmlType type : {formats::GgmlType::F32, formats::GgmlType::F16, formats::GgmlType::BF16,
+                                       formats::GgmlType::Q8_0, formats::GgmlType::Q4_0}) {
+    const std::string path = dir + "/tiny-" + std::string(formats::ggml_type_name(type)) + ".gguf";
+    models::qwen35::GgufExportOptions options;
+    options.type = type;
+    models::qwen35::export_gguf(fixture("qwen35-tiny"), path, options);
+    std::size_t vectors = 0;
+    const formats::GgufFile file(path);
+    for (const formats::GgufTensor& t : file.tensors())
+      if (t.ne.size() == 1 || t.name.ends_with("ssm_conv1d.weight")) vectors += t.nbytes;
+    for (const bool output_copy : {false, true}) {
+      models::qwen35::LoadOptions load;
+      load.pack_output = output_copy;
+      const auto model = models::qwen35::Backbone::load(path, load);
+      EXPECT_EQ(gguf_weight_bytes(path, output_copy), model->weights().held_bytes() + vectors)
+          << formats::ggml_type_name(type) << (output_copy ? " with" : " without") << " the output copy";
+    }
+  }
   std::filesystem::remove_all(dir);
 }
 
@@ -85,7 +116,7 @@ TEST(GgufModel, DecisionFolderWithAGgufBackbone) {
   EXPECT_EQ(a.text.vocab_size, b.text.vocab_size);
   const tokenizer::Tokenizer ta = read_model_tokenizer(dir), tb = read_model_tokenizer(clef);
   EXPECT_EQ(ta.encode("Café naïve <|im_start|> 12.5%"), tb.encode("Café naïve <|im_start|> 12.5%"));
-  EXPECT_GT(gguf_weight_bytes(dir), 100'000u);
+  EXPECT_GT(gguf_weight_bytes(dir, false), 100'000u);
 
   // Two backbones: which one is meant cannot be guessed.
   std::filesystem::copy_file(dir + "/backbone.gguf", dir + "/other.gguf");

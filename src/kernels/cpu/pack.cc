@@ -150,27 +150,28 @@ bool pack_enabled(bool by_default) {
   throw Error("VERDICT_PACK must be 1, on, 0 or off, got '" + v + "'");
 }
 
-PackedWeight pack(const WeightMatrix& w, PackKind kind) {
-  PackedWeight out;
-  if (kind == PackKind::None || w.rows <= 0 || w.cols <= 0) return out;
-  check_weight(w, "pack");
-  auto v = std::make_unique<PackedView>();
+namespace {
+
+// The geometry of `w` packed as `kind` (every field of v but data) and its size in bytes; false when `w`
+// cannot take `kind`. Reads only the type and shape of `w`.
+bool plan_layout(const WeightMatrix& w, PackKind kind, PackedView* v, int64_t& bytes) {
+  if (kind == PackKind::None || w.rows <= 0 || w.cols <= 0) return false;
   v->kind = kind;
   v->rows = w.rows;
   v->cols = w.cols;
   v->panels = (w.rows + kPackRows - 1) / kPackRows;
-  int64_t bytes = 0;
   if (kind == PackKind::F16 || kind == PackKind::Bf16Fma) {
-    if (w.type != (kind == PackKind::F16 ? WeightType::F16 : WeightType::BF16)) return out;
+    if (w.type != (kind == PackKind::F16 ? WeightType::F16 : WeightType::BF16)) return false;
     v->panels = (w.rows + kFmaPanelRows - 1) / kFmaPanelRows;
     bytes = v->panels * w.cols * 2 * kFmaPanelRows;
+    return true;
   }
   if (kind == PackKind::Int8) {
     const bool ok = w.cols % kQBlock == 0 &&
                     (w.type == WeightType::Q8_0 || w.type == WeightType::Q4_0 || w.type == WeightType::Q4_K ||
                      w.type == WeightType::Q6_K ||
                      (w.type == WeightType::MlxAffine && (w.bits == 4 || w.bits == 8) && w.group_size % kQBlock == 0));
-    if (!ok) return out;
+    if (!ok) return false;
     v->bits = (w.type == WeightType::Q8_0 || w.type == WeightType::Q6_K ||
                (w.type == WeightType::MlxAffine && w.bits == 8))
                   ? 8
@@ -181,11 +182,28 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
     v->blocks = w.cols / kQBlock;
     v->block_stride = (v->bits == 8 ? 512 : 256) + 64 + (v->has_mins || v->sub16 ? 64 : 0);
     bytes = v->panels * v->blocks * v->block_stride;
-  } else if (kind == PackKind::Bf16) {
-    if (w.type != WeightType::BF16) return out;
-    v->cols_padded = (w.cols + 1) / 2 * 2;
-    bytes = v->panels * (v->cols_padded / 2) * 64;
+    return true;
   }
+  if (w.type != WeightType::BF16) return false;  // Bf16
+  v->cols_padded = (w.cols + 1) / 2 * 2;
+  bytes = v->panels * (v->cols_padded / 2) * 64;
+  return true;
+}
+
+}  // namespace
+
+int64_t packed_bytes(const WeightMatrix& w, PackKind kind) {
+  PackedView v;
+  int64_t bytes = 0;
+  return plan_layout(w, kind, &v, bytes) ? bytes : 0;
+}
+
+PackedWeight pack(const WeightMatrix& w, PackKind kind) {
+  PackedWeight out;
+  auto v = std::make_unique<PackedView>();
+  int64_t bytes = 0;
+  if (!plan_layout(w, kind, v.get(), bytes)) return out;
+  check_weight(w, "pack");
   auto* storage = static_cast<uint8_t*>(std::aligned_alloc(64, static_cast<std::size_t>((bytes + 63) / 64 * 64)));
   if (storage == nullptr) throw Error("pack: out of memory");
   std::memset(storage, 0, static_cast<std::size_t>(bytes));

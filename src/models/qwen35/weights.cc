@@ -216,6 +216,38 @@ std::unique_ptr<Weights> Weights::load(const std::string& dir, const Config& c,
   return w;
 }
 
+namespace {
+
+// Calls f(matrix) for every matrix of every layer (const or not, as `layers` is).
+template <typename Layers, typename F>
+void for_each_layer_matrix(Layers& layers, const F& f) {
+  for (auto& l : layers)
+    for (auto* m : {&l.deltanet.in_proj_qkv, &l.deltanet.in_proj_z, &l.deltanet.in_proj_b, &l.deltanet.in_proj_a,
+                    &l.deltanet.out_proj, &l.attention.q_proj, &l.attention.k_proj, &l.attention.v_proj,
+                    &l.attention.o_proj, &l.mlp.gate_proj, &l.mlp.up_proj, &l.mlp.down_proj})
+      f(*m);
+}
+
+}  // namespace
+
+std::size_t Weights::held_bytes() const {
+  auto stored = [](const Matrix& m) {
+    std::size_t bytes = static_cast<std::size_t>(m.view.rows * m.view.row_bytes());
+    if (m.view.type == kernels::WeightType::MlxAffine)  // + fp32 scales and biases
+      bytes += static_cast<std::size_t>(2 * m.view.rows * m.view.groups_per_row()) * sizeof(float);
+    return bytes;
+  };
+  auto held = [&](const Matrix& m) {
+    return m.repacked.view() != nullptr ? static_cast<std::size_t>(m.repacked.bytes()) : stored(m);
+  };
+  std::size_t total = stored(embed) + static_cast<std::size_t>(embed.repacked.bytes());
+  if (lm_head.view.rows > 0) total += held(lm_head);
+  for_each_layer_matrix(layers, [&](const Matrix& m) {
+    if (m.view.rows > 0) total += held(m);
+  });
+  return total;
+}
+
 void Weights::pack_matrices(bool output) {
   if (!kernels::pack_enabled(/*by_default=*/true)) return;
   auto pack = [&](Matrix& m) {
@@ -231,12 +263,7 @@ void Weights::pack_matrices(bool output) {
     if (store_) store_->drop_pages(stored, bytes);
     if (gguf_) gguf_->mapping().drop_pages(stored, bytes);
   };
-  for (LayerWeights& l : layers) {
-    for (Matrix* m : {&l.deltanet.in_proj_qkv, &l.deltanet.in_proj_z, &l.deltanet.in_proj_b, &l.deltanet.in_proj_a,
-                      &l.deltanet.out_proj, &l.attention.q_proj, &l.attention.k_proj, &l.attention.v_proj,
-                      &l.attention.o_proj, &l.mlp.gate_proj, &l.mlp.up_proj, &l.mlp.down_proj})
-      pack(*m);
-  }
+  for_each_layer_matrix(layers, pack);
   if (output) pack(lm_head.view.rows > 0 ? lm_head : embed);
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,9 @@ struct LayerWeights {
   MlpWeights mlp;
 };
 
+// The kernels' type for a GGUF tensor type verdict loads (nullopt for the others).
+std::optional<kernels::WeightType> gguf_weight_type(formats::GgmlType t);
+
 class Weights {
  public:
   // Opens the safetensors of `dir` and loads every text tensor. Throws verdict::Error.
@@ -102,6 +106,11 @@ class Weights {
   // pages of the mapped file leave resident memory (they come back from the file if ever read); the
   // embedding rows stay, as the lookups read them.
   void pack_matrices(bool output);
+
+  // Bytes the matrices hold once loaded (and packed): each packed matrix its packed copy, every other
+  // matrix its stored rows (mapped or copied), the embeddings their stored rows (lookups read them) plus
+  // their packed copy when they are the packed output projection. Norm vectors and conv taps not included.
+  std::size_t held_bytes() const;
 
   // The output projection: lm_head, or the embeddings when tied.
   const kernels::WeightMatrix& output() const { return lm_head.view.rows > 0 ? lm_head.view : embed.view; }

@@ -20,6 +20,20 @@
 #include "models/qwen35/weights.h"
 
 namespace verdict::models::qwen35 {
+
+std::optional<kernels::WeightType> gguf_weight_type(formats::GgmlType t) {
+  switch (t) {
+    case formats::GgmlType::F32: return kernels::WeightType::F32;
+    case formats::GgmlType::F16: return kernels::WeightType::F16;
+    case formats::GgmlType::BF16: return kernels::WeightType::BF16;
+    case formats::GgmlType::Q8_0: return kernels::WeightType::Q8_0;
+    case formats::GgmlType::Q4_0: return kernels::WeightType::Q4_0;
+    case formats::GgmlType::Q4_K: return kernels::WeightType::Q4_K;
+    case formats::GgmlType::Q6_K: return kernels::WeightType::Q6_K;
+    default: return std::nullopt;
+  }
+}
+
 namespace {
 
 bool aligned(const void* p, std::size_t alignment) { return reinterpret_cast<uintptr_t>(p) % alignment == 0; }
@@ -30,11 +44,7 @@ std::string ne_string(const std::vector<int64_t>& ne) {
   return s + "]";
 }
 
-bool supported(formats::GgmlType t) {
-  using formats::GgmlType;
-  return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16 || t == GgmlType::Q8_0 ||
-         t == GgmlType::Q4_0 || t == GgmlType::Q4_K || t == GgmlType::Q6_K;
-}
+bool supported(formats::GgmlType t) { return gguf_weight_type(t).has_value(); }
 
 // A kernel view of tensor t as a [rows, cols] matrix, zero-copy unless its data is misaligned for its
 // element type (then copied into `m`).
@@ -62,14 +72,13 @@ void make_view(const formats::GgufTensor& t, int64_t rows, int64_t cols, Matrix&
         m.view.bf16 = m.bf16.data();
       }
       return;
-    case formats::GgmlType::F16: m.view.type = kernels::WeightType::F16; break;
-    case formats::GgmlType::Q8_0: m.view.type = kernels::WeightType::Q8_0; break;
-    case formats::GgmlType::Q4_0: m.view.type = kernels::WeightType::Q4_0; break;
-    case formats::GgmlType::Q4_K: m.view.type = kernels::WeightType::Q4_K; break;
-    case formats::GgmlType::Q6_K: m.view.type = kernels::WeightType::Q6_K; break;
-    default: throw Error(t.name + ": unsupported tensor type");  // refused by the loader before
+    default: {
+      const auto type = gguf_weight_type(t.type);
+      if (!type) throw Error(t.name + ": unsupported tensor type");  // refused by the loader before
+      m.view.type = *type;
+      m.view.blocks = t.data;
+    }
   }
-  m.view.blocks = t.data;
 }
 
 class GgufLoader {
