@@ -319,12 +319,12 @@ HttpResponse answer_completion(const SystemOneContext& context, const HttpReques
     AwaitingLoad awaiting(context.metrics, run->lease.name(), options.max_queue);
     registry::LoadedModel& model = wait_for_weights(run->lease, request, deadline, options);
     run->scheduler = &model.scheduler();
+    awaiting.release();  // before the submission, as EngineWait::run (systemone_route.cc) says why
     try {
       run->job = run->scheduler->submit_generation(run->prompt, run->stream);
     } catch (const engine::QueueFullError& e) {
       throw RetryableError(429, "queue_full", e.what(), retry_after_seconds(run->scheduler->estimated_wait_seconds()));
     }
-    awaiting.release();
     wait_started(*run, deadline, options);
 
     if (!run->request.stream) return whole_response(*run);

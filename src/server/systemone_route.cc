@@ -27,13 +27,16 @@ class EngineWait {
       : scheduler_(scheduler), request_(request), deadline_(deadline), options_(options) {}
 
   decision::HiddenRows run(std::span<const decision::TokenId> ids, AwaitingLoad& awaiting) {
+    // From here on the engine queue bounds the request. Released before the submission, not after: once
+    // submitted the job may start (and another request arrive) before this thread runs again, and a
+    // request counted in both places made that one a spurious 429.
+    awaiting.release();
     std::shared_ptr<engine::Job> job;
     try {
       job = scheduler_.submit(std::vector<engine::TokenId>(ids.begin(), ids.end()));
     } catch (const engine::QueueFullError& e) {
       throw RetryableError(429, "queue_full", e.what(), retry_after_seconds(scheduler_.estimated_wait_seconds()));
     }
-    awaiting.release();  // from here on the engine queue counts it
     while (!job->wait_until(Clock::now() + kPollInterval)) {
       if (request_.client_connected && !request_.client_connected()) {
         scheduler_.cancel(job);
