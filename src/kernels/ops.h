@@ -87,9 +87,12 @@ enum class PackKind : uint8_t {
 //   Int8: for panel p (rows 16p .. 16p + 15, zero-padded) and 32-column block b, a record of
 //         block_stride bytes at data + (p · blocks + b) · block_stride: the weights (8-bit: 8 chunks of
 //         64 bytes, chunk j = columns 4j .. 4j + 3 of the 16 rows, row i at bytes 4i .. 4i + 3; 4-bit:
-//         4 chunks of 64 bytes whose low nibbles hold chunk j and high nibbles chunk j + 4), then 16 fp32
-//         scales, then (has_mins) 16 fp32 mins or (sub16) the 16 fp32 scales of columns 16–31 (the first
-//         16 then scale columns 0–15 only). Stored value = q + offset, offset 128 (Q8_0; Q6_K, whose
+//         4 chunks of 64 bytes whose low nibbles hold chunk j and high nibbles chunk j + 4), then, for
+//         has_mins or sub16 records, 16 fp32 scales and 16 fp32 mins (has_mins) or the 16 fp32 scales of
+//         columns 16–31 (sub16; the first 16 then scale columns 0–15 only). The others (Q8_0, Q4_0, whose
+//         scales are fp16 numbers) hold only the weights; their 16 scales are IEEE halves at
+//         half_scales + (p · blocks + b) · 16, an array after the records (decode streams 18 bytes per 32
+//         Q4_0 weights, as the file, not 20). Stored value = q + offset, offset 128 (Q8_0; Q6_K, whose
 //         q = q6 − 32), 8 (Q4_0) or 0.
 //   Bf16: for panel p, cols_padded / 2 chunks of 64 bytes: chunk k holds columns 2k, 2k + 1 of the 16 rows.
 //   F16, Bf16Fma (the "FMA panels"): panels of kFmaPanelRows = 64 rows (zero-padded); for panel p, cols
@@ -108,6 +111,7 @@ struct PackedView {
   int offset = 0;            // Int8: stored = q + offset
   bool has_mins = false;     // Int8
   bool sub16 = false;        // Int8 (Q6_K): a scale per 16 columns, two per record
+  const uint16_t* half_scales = nullptr;  // Int8 without mins or sub16: the fp16 scales (32-byte aligned)
   const uint8_t* data = nullptr;  // 64-byte aligned
 };
 

@@ -348,8 +348,15 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
       for (int h = 0; h < RH; ++h) {
         const float* sc = reinterpret_cast<const float*>(rec[h] - 32 * ((g0 + h) % 2) + b * bs + kWeightBytes) +
                           8 * ((g0 + h) % 2);
+        __m256 scale;
+        if constexpr (MINS || SUB) {
+          scale = _mm256_loadu_ps(sc);
+        } else {  // fp16 scales beside the records (Q8_0, Q4_0): converted exactly
+          scale = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(
+              w.half_scales + ((g0 + h) / 2 * w.blocks + b) * kPackRows + 8 * ((g0 + h) % 2))));
+        }
         const __m256 part = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(acc[h][tt], cq)), dx);
-        facc[h][tt] = _mm256_fmadd_ps(part, _mm256_loadu_ps(sc), facc[h][tt]);
+        facc[h][tt] = _mm256_fmadd_ps(part, scale, facc[h][tt]);
         if constexpr (MINS)
           facc[h][tt] = _mm256_fmadd_ps(_mm256_loadu_ps(sc + 16), _mm256_set1_ps(a.xsum[at]), facc[h][tt]);
         if constexpr (SUB) {  // the second half, with the second scale (where the mins would be)

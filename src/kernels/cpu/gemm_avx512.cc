@@ -120,7 +120,14 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
     }
     __m512 sc[RP];
 #pragma GCC unroll 4
-    for (int i = 0; i < RP; ++i) sc[i] = _mm512_load_ps(reinterpret_cast<const float*>(base[i] + b * bs + kWeightBytes));
+    for (int i = 0; i < RP; ++i) {
+      if constexpr (MINS || SUB) {
+        sc[i] = _mm512_load_ps(reinterpret_cast<const float*>(base[i] + b * bs + kWeightBytes));
+      } else {  // fp16 scales beside the records (Q8_0, Q4_0): converted exactly
+        sc[i] = _mm512_cvtph_ps(
+            _mm256_load_si256(reinterpret_cast<const __m256i*>(w.half_scales + ((p + i) * w.blocks + b) * kPackRows)));
+      }
+    }
 #pragma GCC unroll 8
     for (int tt = 0; tt < TB; ++tt) {
       const __m512 dx = _mm512_set1_ps(a.d[(t + tt) * a.blocks + b]);

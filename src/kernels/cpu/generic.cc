@@ -273,7 +273,11 @@ void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, 
             (w.sub16 && c >= 16 ? dot2 : dot) += qw * xq[c];
           }
           float scale, mn = 0.0f;
-          std::memcpy(&scale, rec + weight_bytes + 4 * i, sizeof scale);
+          if (w.half_scales != nullptr) {  // fp16 scales beside the records (Q8_0, Q4_0)
+            scale = f16_to_f32(w.half_scales[(p * w.blocks + b) * kPackRows + i]);
+          } else {
+            std::memcpy(&scale, rec + weight_bytes + 4 * i, sizeof scale);
+          }
           if (w.has_mins || w.sub16) std::memcpy(&mn, rec + weight_bytes + 64 + 4 * i, sizeof mn);
           const float part = static_cast<float>(dot) * a.d[t * a.blocks + b];
           acc += part * scale;

@@ -180,8 +180,9 @@ bool plan_layout(const WeightMatrix& w, PackKind kind, PackedView* v, int64_t& b
     v->has_mins = w.type == WeightType::Q4_K || w.type == WeightType::MlxAffine;
     v->sub16 = w.type == WeightType::Q6_K;
     v->blocks = w.cols / kQBlock;
-    v->block_stride = (v->bits == 8 ? 512 : 256) + 64 + (v->has_mins || v->sub16 ? 64 : 0);
-    bytes = v->panels * v->blocks * v->block_stride;
+    const bool fp32_scales = v->has_mins || v->sub16;  // else fp16 scales beside the records (ops.h)
+    v->block_stride = (v->bits == 8 ? 512 : 256) + (fp32_scales ? 128 : 0);
+    bytes = v->panels * v->blocks * (v->block_stride + (fp32_scales ? 0 : 32));
     return true;
   }
   if (w.type != WeightType::BF16) return false;  // Bf16
@@ -210,6 +211,11 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
   const PackedView& pv = *v;
   if (kind == PackKind::Int8) {
     const int64_t weight_bytes = pv.bits == 8 ? 512 : 256;
+    uint16_t* half_scales = nullptr;
+    if (!pv.has_mins && !pv.sub16) {
+      half_scales = reinterpret_cast<uint16_t*>(storage + pv.panels * pv.blocks * pv.block_stride);
+      v->half_scales = half_scales;
+    }
     parallel_for(pv.panels, static_cast<double>(kPackRows * w.cols), [&](int64_t p) {
       BlockParts parts;
       for (int64_t i = 0; i < kPackRows && p * kPackRows + i < w.rows; ++i) {
@@ -227,6 +233,10 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
             } else {
               rec[64 * (chunk - 4) + lane] |= static_cast<uint8_t>(q << 4);
             }
+          }
+          if (half_scales != nullptr) {
+            half_scales[(p * pv.blocks + b) * kPackRows + i] = f32_to_f16(parts.scale);  // exact: an fp16 scale
+            continue;
           }
           std::memcpy(rec + weight_bytes + 4 * i, &parts.scale, sizeof(float));
           if (pv.has_mins) std::memcpy(rec + weight_bytes + 64 + 4 * i, &parts.min, sizeof(float));
