@@ -231,20 +231,25 @@ void for_each_layer_matrix(Layers& layers, const F& f) {
 }  // namespace
 
 std::size_t Weights::held_bytes() const {
-  auto stored = [](const Matrix& m) {
-    std::size_t bytes = static_cast<std::size_t>(m.view.rows * m.view.row_bytes());
-    if (m.view.type == kernels::WeightType::MlxAffine)  // + fp32 scales and biases
-      bytes += static_cast<std::size_t>(2 * m.view.rows * m.view.groups_per_row()) * sizeof(float);
-    return bytes;
+  // Copies a matrix owns (converted or realigned data, MLX scales and biases): held whether packed or not.
+  auto owned = [](const Matrix& m) {
+    return (m.f32.size() + m.scales.size() + m.biases.size()) * sizeof(float) + m.bf16.size() * sizeof(uint16_t) +
+           m.packed.size() * sizeof(uint32_t);
+  };
+  // The stored rows when they are mapped from the file rather than owned.
+  auto mapped = [](const Matrix& m) {
+    const kernels::WeightMatrix& v = m.view;
+    const bool copy = (v.f32 != nullptr && v.f32 == m.f32.data()) || (v.bf16 != nullptr && v.bf16 == m.bf16.data()) ||
+                      (v.packed != nullptr && v.packed == m.packed.data());
+    return copy ? std::size_t{0} : static_cast<std::size_t>(v.rows * v.row_bytes());
   };
   auto held = [&](const Matrix& m) {
-    return m.repacked.view() != nullptr ? static_cast<std::size_t>(m.repacked.bytes()) : stored(m);
+    return owned(m) + (m.repacked.view() != nullptr ? static_cast<std::size_t>(m.repacked.bytes()) : mapped(m));
   };
-  std::size_t total = stored(embed) + static_cast<std::size_t>(embed.repacked.bytes());
+  // The embeddings keep their rows (lookups read them) beside any packed copy.
+  std::size_t total = owned(embed) + mapped(embed) + static_cast<std::size_t>(embed.repacked.bytes());
   if (lm_head.view.rows > 0) total += held(lm_head);
-  for_each_layer_matrix(layers, [&](const Matrix& m) {
-    if (m.view.rows > 0) total += held(m);
-  });
+  for_each_layer_matrix(layers, [&](const Matrix& m) { total += held(m); });
   return total;
 }
 

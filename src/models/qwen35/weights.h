@@ -107,9 +107,10 @@ class Weights {
   // embedding rows stay, as the lookups read them.
   void pack_matrices(bool output);
 
-  // Bytes the matrices hold once loaded (and packed): each packed matrix its packed copy, every other
-  // matrix its stored rows (mapped or copied), the embeddings their stored rows (lookups read them) plus
-  // their packed copy when they are the packed output projection. Norm vectors and conv taps not included.
+  // Bytes the matrices hold once loaded (and packed): each packed matrix its packed copy (its mapped rows
+  // are dropped), every other matrix its stored rows, each matrix the copies it owns (converted rows, MLX
+  // scales and biases), the embeddings their stored rows (lookups read them) plus their packed copy when
+  // they are the packed output projection. Norm vectors and conv taps not included.
   std::size_t held_bytes() const;
 
   // The output projection: lm_head, or the embeddings when tied.
