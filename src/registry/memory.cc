@@ -116,15 +116,14 @@ MemoryEstimate estimate_model_memory(const std::string& dir, const models::qwen3
   }
   // A .gguf model file (0 for a folder): its packed copies, where the kernels pack (model_source.h).
   e.weights += gguf_weight_bytes(dir, output_copy);
-  // A safetensors chat model with tied embeddings: the output projection's packed copy (counted as bf16,
-  // at least what a BF16 or quantized embedding packs into).
+  // A safetensors chat model with tied embeddings: the output projection's packed copy, counted as a BF16
+  // matrix packs on this machine (a quantized embedding packs into less).
   if (output_copy && c.tied && !is_gguf_model(dir) && kernels::pack_enabled(/*by_default=*/true)) {
     kernels::WeightMatrix shape;
     shape.type = kernels::WeightType::BF16;
     shape.rows = c.vocab;
     shape.cols = c.hidden;
-    e.weights += static_cast<std::size_t>(std::max(kernels::packed_bytes(shape, kernels::PackKind::Bf16),
-                                                   kernels::packed_bytes(shape, kernels::PackKind::Bf16Fma)));
+    e.weights += static_cast<std::size_t>(kernels::packed_bytes(shape, kernels::preferred_pack(shape)));
   }
   // Norm vectors, conv taps and MLX scales are converted to fp32 copies: a few percent at most.
   e.weights += e.weights / 32;

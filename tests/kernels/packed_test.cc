@@ -1,6 +1,6 @@
 // The packed GEMMs (pack() + matmul): every ISA against the scalar twins of their numerical contracts
-// (ref::matmul_int8, ref::matmul_bf16, ref::matmul_fma), the contracts against the fp32 product, and independence of
-// each result from n, the batch and the thread count.
+// (ref::matmul_int8, ref::matmul_bf16, ref::matmul_fma), the contracts against the fp32 product, and
+// independence of each result from n, the batch and the thread count.
 #include <gtest/gtest.h>
 
 #include <algorithm>

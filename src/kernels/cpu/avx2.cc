@@ -635,7 +635,7 @@ void gemm_f32_avx2(int64_t m, int64_t n, int64_t k, float alpha, const float* A,
 template <bool BF16>
 inline __m256 upcast16(const uint8_t* p) {
   const __m128i v = _mm_load_si128(reinterpret_cast<const __m128i*>(p));
-  return BF16 ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16)) : _mm256_cvtph_ps(v);
+  return BF16 ? bf16x8(v) : _mm256_cvtph_ps(v);
 }
 
 template <bool BF16, int G, int TB>
