@@ -57,7 +57,8 @@ const std::vector<Command>& commands() {
        "  --model DIR     checkpoint folder, or a qwen35 .gguf file\n"
        "  --tokens LIST   comma-separated token ids\n"
        "  --all-rows      print the hidden rows of every position\n"
-       "  --chunk N       prefill chunk size in tokens (default 512; the result does not depend on it)\n"
+       "  --chunk N       prefill chunk size in tokens (default 512; a multiple of 64 gives one pass bit\n"
+       "                  for bit, any other size agrees within fp32 rounding)\n"
        "  --threads N     worker threads (default: all cores; env VERDICT_THREADS)\n",
        run_forward},
       {"generate", "greedy decoding from token ids",

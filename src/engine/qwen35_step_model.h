@@ -19,6 +19,7 @@ class Qwen35StepModel final : public StepModel {
   int64_t slots() const override { return pool_.max_sequences(); }
   int64_t max_tokens() const override { return pool_.max_tokens(); }
   std::size_t state_bytes() const override { return pool_.bytes(); }
+  int64_t prefill_alignment() const override { return models::qwen35::kPrefillAlignment; }
   int64_t acquire() override { return pool_.acquire(); }
   void release(int64_t slot) override { pool_.release(slot); }
   void forward(std::span<const StepInput> batch, StepOutput& out) override;

@@ -31,6 +31,7 @@ std::size_t bucket_of(int64_t sequences) {
 Scheduler::Scheduler(std::unique_ptr<StepModel> model, SchedulerOptions options)
     : model_(std::move(model)), options_(std::move(options)) {
   if (!model_) throw Error("scheduler needs a model");
+  align_ = std::max<int64_t>(1, model_->prefill_alignment());
   gate_ = options_.gate ? options_.gate : ComputeGate::shared();
   thread_ = std::thread([this] { run(); });
 }
@@ -237,7 +238,7 @@ struct Scheduler::StepPlan {
 void Scheduler::plan_locked(StepPlan& plan) {
   std::vector<int64_t> remaining;
   for (const auto& job : active_) remaining.push_back(static_cast<int64_t>(job->tokens().size() - job->done_tokens_));
-  plan.chunks = plan_step(remaining, options_.batch);
+  plan.chunks = plan_step(remaining, options_.batch, align_);
   for (const PlannedChunk& c : plan.chunks) {
     const std::shared_ptr<Job>& job = active_[c.sequence];
     plan.jobs.push_back(job);
@@ -245,11 +246,12 @@ void Scheduler::plan_locked(StepPlan& plan) {
   }
   for (const auto& job : gen_active_)
     if (job->pending_) plan.gens.push_back({job, 1, true, true});
-  int64_t prefill_budget = std::max<int64_t>(1, options_.batch.chunk_tokens);
+  int64_t prefill_budget = aligned_chunk(options_.batch.chunk_tokens, align_);
   for (const auto& job : gen_active_) {
     if (job->pending_ || prefill_budget == 0) continue;
     const auto left = static_cast<int64_t>(job->prompt().size() - job->prefilled_);
-    const int64_t n = std::min(left, prefill_budget);
+    const int64_t n = next_piece(left, prefill_budget, align_);
+    if (n == 0) continue;
     prefill_budget -= n;
     plan.gens.push_back({job, n, false, n == left});
   }

@@ -7,6 +7,8 @@
 //   * one token of every decoding generation (sequences join and leave between steps);
 //   * prefill chunks of generations whose prompt is still running, at most chunk_tokens in all,
 //     so a long prompt never stalls the running streams for more than one chunk.
+// Records and prompts are cut only on the model's alignment grid (batch_plan.h), so a sequence's
+// results never depend on what else was running.
 // Decisions are admitted before generations, and every step passes the process-wide ComputeGate,
 // where steps carrying decisions go first.
 //
@@ -121,6 +123,7 @@ class Scheduler {
 
   std::unique_ptr<StepModel> model_;
   const SchedulerOptions options_;
+  int64_t align_ = 1;  // model_->prefill_alignment()
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;

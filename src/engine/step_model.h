@@ -40,6 +40,10 @@ class StepModel {
   virtual int64_t max_tokens() const = 0;
   // Bytes of per-sequence state held for all slots.
   virtual std::size_t state_bytes() const = 0;
+  // A sequence whose tokens arrive in pieces gets exactly the rows of one pass as long as every piece
+  // of more than one token starts at a multiple of this position. The scheduler cuts a record or a
+  // prompt only there (a piece that ends elsewhere is the last one).
+  virtual int64_t prefill_alignment() const { return 1; }
 
   // Takes a free slot with empty state (throws verdict::Error when none is free).
   virtual int64_t acquire() = 0;

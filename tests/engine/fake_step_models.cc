@@ -23,8 +23,8 @@ void expand(uint32_t h, int64_t hidden, float* row) {
 
 }  // namespace
 
-PrefixHashModel::PrefixHashModel(int64_t hidden, int64_t vocab, int64_t slots, int64_t max_tokens)
-    : hidden_(hidden), vocab_(vocab), max_tokens_(max_tokens), state_(static_cast<std::size_t>(slots), 0),
+PrefixHashModel::PrefixHashModel(int64_t hidden, int64_t vocab, int64_t slots, int64_t max_tokens, int64_t align)
+    : hidden_(hidden), vocab_(vocab), max_tokens_(max_tokens), align_(align), state_(static_cast<std::size_t>(slots), 0),
       length_(static_cast<std::size_t>(slots), 0), used_(static_cast<std::size_t>(slots), false) {}
 
 int64_t PrefixHashModel::acquire() {
@@ -48,6 +48,10 @@ void PrefixHashModel::forward(std::span<const StepInput> batch, StepOutput& out)
   std::size_t rows = 0, logit_rows = 0;
   for (const StepInput& in : batch) {
     if (!used_.at(static_cast<std::size_t>(in.slot))) throw Error("slot not acquired");
+    const int64_t start = length_[static_cast<std::size_t>(in.slot)];
+    if (in.tokens.size() > 1 && start % align_ != 0)
+      throw Error("a piece of " + std::to_string(in.tokens.size()) + " tokens starts at position " +
+                  std::to_string(start) + ", off the grid of " + std::to_string(align_));
     rows += in.tokens.size();
     logit_rows += in.last_logits ? 1 : 0;
   }

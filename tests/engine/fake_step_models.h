@@ -17,15 +17,18 @@ namespace verdict::engine::testing {
 // Row t of a sequence = expand(hash(tokens[0..t])) over `hidden` floats; its logits row (when asked)
 // = expand(hash ^ kLogitSalt) over `vocab` floats, so a generation's next token depends on its
 // whole prefix too.
+// With `align` > 1 it stands for a model whose results change when a piece is cut off its grid:
+// forward() refuses a piece of more than one token that starts elsewhere than a multiple of `align`.
 class PrefixHashModel final : public StepModel {
  public:
-  PrefixHashModel(int64_t hidden, int64_t vocab, int64_t slots, int64_t max_tokens);
+  PrefixHashModel(int64_t hidden, int64_t vocab, int64_t slots, int64_t max_tokens, int64_t align = 1);
 
   int64_t hidden_size() const override { return hidden_; }
   int64_t vocab_size() const override { return vocab_; }
   int64_t slots() const override { return static_cast<int64_t>(state_.size()); }
   int64_t max_tokens() const override { return max_tokens_; }
   std::size_t state_bytes() const override { return state_.size() * sizeof(uint32_t); }
+  int64_t prefill_alignment() const override { return align_; }
   int64_t acquire() override;
   void release(int64_t slot) override;
   void forward(std::span<const StepInput> batch, StepOutput& out) override;
@@ -39,7 +42,7 @@ class PrefixHashModel final : public StepModel {
   std::atomic<bool> fail_next{false};
 
  private:
-  int64_t hidden_, vocab_, max_tokens_;
+  int64_t hidden_, vocab_, max_tokens_, align_;
   std::vector<uint32_t> state_;
   std::vector<int64_t> length_;
   std::vector<bool> used_;
@@ -71,6 +74,7 @@ class GatedStepModel final : public StepModel {
   int64_t slots() const override { return inner_->slots(); }
   int64_t max_tokens() const override { return inner_->max_tokens(); }
   std::size_t state_bytes() const override { return inner_->state_bytes(); }
+  int64_t prefill_alignment() const override { return inner_->prefill_alignment(); }
   int64_t acquire() override { return inner_->acquire(); }
   void release(int64_t slot) override { inner_->release(slot); }
   void forward(std::span<const StepInput> batch, StepOutput& out) override {

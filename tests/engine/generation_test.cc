@@ -155,6 +155,29 @@ TEST(Generation, ConcurrentSequencesAndDecisionsShareStepsWithoutChangingResults
   EXPECT_EQ(st.generations_running + st.generations_queued, 0u);
 }
 
+// A model whose results change when a prompt is cut off its grid (the fake refuses such a piece):
+// prompts that share the prefill budget are cut on the grid only, and generate what they do alone.
+TEST(Generation, PromptsAreCutOnlyOnTheModelsGrid) {
+  Scheduler s(std::make_unique<PrefixHashModel>(kHidden, kVocab, 6, 4096, 16), options(40));  // 32 a step
+  std::vector<std::shared_ptr<GreedySource>> sources;
+  std::vector<std::vector<TokenId>> prompts;
+  for (int length : {50, 70, 45, 16, 33}) {
+    prompts.push_back(prompt_of(length, length));
+    sources.push_back(std::make_shared<GreedySource>(3));
+    s.submit_generation(prompts.back(), sources.back());
+  }
+  auto decision = s.submit(prompt_of(7, 90));
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    ASSERT_TRUE(sources[i]->wait()) << i;
+    EXPECT_FALSE(sources[i]->ended().has_value()) << i;
+    EXPECT_EQ(sources[i]->tokens(), reference_generation(prompts[i], 3)) << i;
+  }
+  decision->wait();
+  EXPECT_EQ(decision->take_hidden(), PrefixHashModel::reference(prompt_of(7, 90), kHidden));
+  settle(s);
+  EXPECT_EQ(s.stats().generations_failed, 0u);
+}
+
 TEST(Generation, PrefillNeverTakesMoreThanOneChunkPerStep) {
   // A decoding stream keeps getting a token every step while a long prompt is prefilled in chunks.
   Scheduler s(std::make_unique<PrefixHashModel>(kHidden, kVocab, 4, 1 << 20), options(100));

@@ -44,6 +44,43 @@ TEST(BatchPlan, GivesEverySequenceItsNextChunkWithinTheBudget) {
   EXPECT_EQ(plan[3].tokens, 1100 - 1034);
 }
 
+TEST(BatchPlan, PiecesThatAreNotLastEndOnTheModelsGrid) {
+  const std::vector<int64_t> remaining = {1300, 10, 0, 700, 5000, 2};
+  // chunk_tokens 500 becomes 448, the largest multiple of 64 under it.
+  const auto plan = plan_step(remaining, {.max_batch_tokens = 1100, .chunk_tokens = 500}, 64);
+  ASSERT_EQ(plan.size(), 5u);
+  EXPECT_EQ(plan[0].tokens, 448);
+  EXPECT_EQ(plan[1].tokens, 10);   // a last piece may end anywhere
+  EXPECT_EQ(plan[2].sequence, 3u);
+  EXPECT_EQ(plan[2].tokens, 448);
+  EXPECT_EQ(plan[3].sequence, 4u);
+  EXPECT_EQ(plan[3].tokens, 192);  // 194 tokens of budget left: cut on the grid
+  EXPECT_EQ(plan[4].sequence, 5u);
+  EXPECT_EQ(plan[4].tokens, 2);    // the 2 tokens left serve a last piece that fits
+}
+
+TEST(BatchPlan, ASequenceThatDoesNotFitOnTheGridWaitsForTheNextStep) {
+  const std::vector<int64_t> remaining = {100, 130, 20};
+  const auto plan = plan_step(remaining, {.max_batch_tokens = 150, .chunk_tokens = 512}, 64);
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_EQ(plan[0].tokens, 100);
+  EXPECT_EQ(plan[1].sequence, 2u);  // 50 tokens left: none of sequence 1's, all of sequence 2's
+  EXPECT_EQ(plan[1].tokens, 20);
+}
+
+TEST(BatchPlan, ABudgetBelowTheGridStillMovesOnePieceAStep) {
+  const std::vector<int64_t> remaining = {100, 5};
+  const auto plan = plan_step(remaining, {.max_batch_tokens = 10, .chunk_tokens = 10}, 64);
+  ASSERT_EQ(plan.size(), 1u);
+  EXPECT_EQ(plan[0].tokens, 64);
+  EXPECT_EQ(aligned_chunk(10, 64), 64);
+  EXPECT_EQ(aligned_chunk(1000, 64), 960);
+  EXPECT_EQ(aligned_chunk(7, 1), 7);
+  EXPECT_EQ(next_piece(70, 100, 64), 70);
+  EXPECT_EQ(next_piece(170, 100, 64), 64);
+  EXPECT_EQ(next_piece(170, 60, 64), 0);
+}
+
 TEST(BatchPlan, EmptyWhenNothingRemains) {
   const std::vector<int64_t> remaining = {0, 0};
   EXPECT_TRUE(plan_step(remaining, {}).empty());
@@ -80,6 +117,34 @@ TEST(Scheduler, LongRecordsArePrefilledInChunksInterleavedWithOthers) {
   EXPECT_EQ(st.step_tokens, 5u + 1300u + 40u + 600u);
   EXPECT_EQ(st.jobs_done, 4u);
   EXPECT_EQ(st.pending_tokens, 0);
+}
+
+// A model whose results change when a record is cut off its grid (the fake refuses such a piece):
+// however full the steps are, every record is cut on the grid and gets what it gets alone.
+TEST(Scheduler, RecordsAreCutOnlyOnTheModelsGrid) {
+  auto gate = std::make_shared<Gate>();
+  gate->close();
+  SchedulerOptions options;
+  options.batch = {.max_batch_tokens = 300, .chunk_tokens = 100};
+  Scheduler s(std::make_unique<GatedStepModel>(std::make_unique<PrefixHashModel>(kHidden, 1000, 8, 4096, 64), gate),
+              options);
+  auto blocker = s.submit(record(99, 3));
+  ASSERT_TRUE(gate->wait_entered(1));
+  const std::vector<int> lengths = {300, 200, 777, 150, 65, 64, 1, 129};
+  std::vector<std::shared_ptr<Job>> jobs;
+  for (std::size_t i = 0; i < lengths.size(); ++i) jobs.push_back(s.submit(record(static_cast<int>(i), lengths[i])));
+  gate->open();
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    jobs[i]->wait();
+    std::vector<float> hidden;
+    try {
+      hidden = jobs[i]->take_hidden();
+    } catch (const Error& e) {
+      FAIL() << "record " << i << " failed: " << e.what();
+    }
+    EXPECT_EQ(hidden, PrefixHashModel::reference(record(static_cast<int>(i), lengths[i]), kHidden)) << i;
+  }
+  EXPECT_EQ(s.stats().jobs_failed, 0u);
 }
 
 TEST(Scheduler, ConcurrentSubmittersShareForwardSteps) {

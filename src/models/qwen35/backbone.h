@@ -15,12 +15,19 @@
 #include <vector>
 
 #include "models/qwen35/config.h"
+#include "models/qwen35/delta_rule.h"
 #include "models/qwen35/seq_state.h"
 #include "models/qwen35/weights.h"
 
 namespace verdict::models::qwen35 {
 
 inline constexpr int64_t kDefaultPrefillChunk = 512;
+
+// Where a prefill may be split without changing a single bit of its results: a prompt run as pieces
+// that each start at a multiple of this position (the DeltaNet chunk grid, counted from the sequence
+// start) gives exactly what one pass gives. Splits elsewhere agree only within fp32 rounding, which
+// int8-quantized activations can amplify (docs/serve.md, "Prefill pieces").
+inline constexpr int64_t kPrefillAlignment = kDeltaRuleChunk;
 
 struct LoadOptions {
   // Test-only override of the value-head order; by default the file's own (Grouped for Hugging Face
@@ -69,8 +76,10 @@ class Backbone {
   // changes; throws verdict::Error on bad ids, rows, slots or a full KV cache.
   ForwardOutput forward(SeqStatePool& pool, std::span<const SequenceInput> batch) const;
 
-  // Prefill of one sequence in chunks of `chunk_size` tokens (same result as one pass): hidden rows
-  // of every token, logits of `logit_rows` (indices into `tokens`, in the order given).
+  // Prefill of one sequence in chunks of `chunk_size` tokens: hidden rows of every token, logits of
+  // `logit_rows` (indices into `tokens`, in the order given). Bit-identical to one pass when
+  // the slot's length (0 for an empty one) and `chunk_size` are multiples of kPrefillAlignment; within
+  // fp32 rounding otherwise.
   ForwardOutput prefill(SeqStatePool& pool, int64_t slot, std::span<const int32_t> tokens,
                         std::span<const int64_t> logit_rows, int64_t chunk_size = kDefaultPrefillChunk) const;
 
