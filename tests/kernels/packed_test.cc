@@ -539,6 +539,24 @@ TEST(Packed, PackedBytesIsWhatPackAllocates) {
   EXPECT_EQ(packed_bytes(q8.view, PackKind::Bf16), 0);
 }
 
+// Decode streams the packed copy once per token: the 4-bit forms stay within 6 % of the file's bytes
+// (Q4_0 exactly the file's; Q4_K keeps the file's factored scales, 19 bytes per row and 32 weights
+// against 18), Q6_K within 34 % (8-bit values: 35 against 26.25), Q8_0 exactly the file's.
+TEST(Packed, QuantizedCopiesStayCloseToTheFilesSize) {
+  const std::pair<WeightType, double> limits[] = {
+      {WeightType::Q8_0, 1.0}, {WeightType::Q4_0, 1.0}, {WeightType::Q4_K, 1.06}, {WeightType::Q6_K, 1.34}};
+  for (const auto& [type, limit] : limits) {
+    WeightMatrix w;
+    w.type = type;
+    w.rows = 1024;
+    w.cols = 3584;  // 14 super-blocks of 256
+    const double file = static_cast<double>(w.rows * w.row_bytes());
+    const double packed = static_cast<double>(packed_bytes(w, PackKind::Int8));
+    EXPECT_GT(packed, 0.0) << int(type);
+    EXPECT_LE(packed, limit * file) << int(type) << ": " << packed / file << " times the file";
+  }
+}
+
 // The decode sizes (n = 1 .. 5 tokens, the GEMV tiles) give bit for bit the rows of a 512-token product
 // (the prefill tiles), at any thread count and for row counts that are not a multiple of a tile.
 TEST(Packed, SmallBatchesMatchTheRowsOfALargeOne) {

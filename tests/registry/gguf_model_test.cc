@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 
 #include "core/error.h"
 #include "formats/gguf.h"
@@ -66,12 +67,16 @@ TEST(GgufModel, TheWeightEstimateIsWhatTheLoadedModelHolds) {
   const verdict::testing::ScopedEnv packed("VERDICT_PACK", nullptr);  // the default: packed GEMMs
   const std::string dir = ::testing::TempDir() + "/registry_gguf_estimate_" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
-  for (const formats::GgmlType type : {formats::GgmlType::F32, formats::GgmlType::F16, formats::GgmlType::BF16,
-                                       formats::GgmlType::Q8_0, formats::GgmlType::Q4_0}) {
-    const std::string path = dir + "/tiny-" + std::string(formats::ggml_type_name(type)) + ".gguf";
+  using formats::GgmlType;
+  // Q4_K on qwen35-small, whose rows are whole 256-column super-blocks (qwen35-tiny's 64 are not).
+  const std::pair<const char*, GgmlType> cases[] = {{"qwen35-tiny", GgmlType::F32},  {"qwen35-tiny", GgmlType::F16},
+                                                    {"qwen35-tiny", GgmlType::BF16}, {"qwen35-tiny", GgmlType::Q8_0},
+                                                    {"qwen35-tiny", GgmlType::Q4_0}, {"qwen35-small", GgmlType::Q4_K}};
+  for (const auto& [checkpoint, type] : cases) {
+    const std::string path = dir + "/" + checkpoint + "-" + std::string(formats::ggml_type_name(type)) + ".gguf";
     models::qwen35::GgufExportOptions options;
     options.type = type;
-    models::qwen35::export_gguf(fixture("qwen35-tiny"), path, options);
+    models::qwen35::export_gguf(fixture(checkpoint), path, options);
     std::size_t vectors = 0;
     const formats::GgufFile file(path);
     for (const formats::GgufTensor& t : file.tensors())

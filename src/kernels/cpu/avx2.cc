@@ -339,6 +339,31 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
 #pragma GCC unroll 8
         for (int tt = 0; tt < TB; ++tt) acc[h][tt] = _mm256_madd_epi16(acc[h][tt], ones);
     }
+    // The half's 8 scales at sc[h] and its second vector (mins, or the scales of columns 16–31) at
+    // sc[h] + 16: in the record (MLX), or products of the file's factors (Q4_K, Q6_K; exact), expanded
+    // by matmul for a product of many tokens, else computed here.
+    const float* sc[RH] = {};
+    alignas(32) float factored[RH][24];
+#pragma GCC unroll 8
+    for (int h = 0; h < RH && (MINS || SUB); ++h) {
+      const int64_t panel = (g0 + h) / 2, half = 8 * ((g0 + h) % 2);
+      if (w.expanded != nullptr) {  // the products, expanded by matmul (Q4_K, Q6_K)
+        sc[h] = w.expanded + (panel * w.blocks + b) * 2 * kPackRows + half;
+      } else if (SUB || w.factors != nullptr) {
+        const int8_t* f = w.factors + (panel * w.blocks + b) * kFactorBytes + half;
+        const float* s = w.super_scales + (panel * (w.blocks / kSuperBlocks) + b / kSuperBlocks) * kSuperFloats + half;
+        const auto product = [](const float* d, const int8_t* factor) {
+          const __m256 integer =
+              _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(factor))));
+          return _mm256_mul_ps(_mm256_loadu_ps(d), integer);
+        };
+        _mm256_store_ps(factored[h], product(s, f));
+        _mm256_store_ps(factored[h] + 16, product(s + kPackRows, f + kPackRows));
+        sc[h] = factored[h];
+      } else {
+        sc[h] = reinterpret_cast<const float*>(w.data + (panel * w.blocks + b) * bs + kWeightBytes) + half;
+      }
+    }
 #pragma GCC unroll 8
     for (int tt = 0; tt < TB; ++tt) {
       const int64_t at = (t + tt) * a.blocks + b;
@@ -346,11 +371,9 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
       const __m256 dx = _mm256_set1_ps(a.d[at]);
 #pragma GCC unroll 8
       for (int h = 0; h < RH; ++h) {
-        const float* sc = reinterpret_cast<const float*>(rec[h] - 32 * ((g0 + h) % 2) + b * bs + kWeightBytes) +
-                          8 * ((g0 + h) % 2);
         __m256 scale;
         if constexpr (MINS || SUB) {
-          scale = _mm256_loadu_ps(sc);
+          scale = _mm256_loadu_ps(sc[h]);
         } else {  // fp16 scales beside the records (Q8_0, Q4_0): converted exactly
           scale = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(
               w.half_scales + ((g0 + h) / 2 * w.blocks + b) * kPackRows + 8 * ((g0 + h) % 2))));
@@ -358,11 +381,11 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
         const __m256 part = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(acc[h][tt], cq)), dx);
         facc[h][tt] = _mm256_fmadd_ps(part, scale, facc[h][tt]);
         if constexpr (MINS)
-          facc[h][tt] = _mm256_fmadd_ps(_mm256_loadu_ps(sc + 16), _mm256_set1_ps(a.xsum[at]), facc[h][tt]);
+          facc[h][tt] = _mm256_fmadd_ps(_mm256_loadu_ps(sc[h] + 16), _mm256_set1_ps(a.xsum[at]), facc[h][tt]);
         if constexpr (SUB) {  // the second half, with the second scale (where the mins would be)
           const __m256i cq2 = _mm256_set1_epi32(corr * a.qsum16[2 * at + 1]);
           const __m256 part2 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(acc2[h][tt], cq2)), dx);
-          facc[h][tt] = _mm256_fmadd_ps(part2, _mm256_loadu_ps(sc + 16), facc[h][tt]);
+          facc[h][tt] = _mm256_fmadd_ps(part2, _mm256_loadu_ps(sc[h] + 16), facc[h][tt]);
         }
       }
     }

@@ -54,7 +54,29 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
 #pragma GCC unroll 8
     for (int tt = 0; tt < TB; ++tt) facc[i][tt] = _mm512_setzero_ps();
 
+  // Q4_K, Q6_K: the d and d2 of the current super-block, loaded once per super-block when the tile has
+  // registers to spare (one panel: the decode GEMV), else per record.
+  constexpr bool kHoistSuper = RP == 1;
+  const bool factored = (SUB || (MINS && w.factors != nullptr)) && w.expanded == nullptr;
+  const auto super_of = [&](int i, int64_t b) {
+    return w.super_scales + ((p + i) * (w.blocks / kSuperBlocks) + b / kSuperBlocks) * kSuperFloats;
+  };
+  __m512 d_super = _mm512_setzero_ps(), d2_super = _mm512_setzero_ps();
+  // fp32 scales and second vectors (16 + 16 floats) every `fp32_stride` bytes from fp32[i]: the products
+  // matmul expanded (Q4_K, Q6_K), or the MLX records' own.
+  const uint8_t* fp32[RP];
+  const int64_t fp32_stride = w.expanded != nullptr ? 2 * kPackRows * 4 : bs;
+#pragma GCC unroll 4
+  for (int i = 0; i < RP; ++i)
+    fp32[i] = w.expanded != nullptr
+                  ? reinterpret_cast<const uint8_t*>(w.expanded + (p + i) * w.blocks * 2 * kPackRows)
+                  : base[i] + kWeightBytes;
+
   for (int64_t b = 0; b < w.blocks; ++b) {
+    if (kHoistSuper && factored && b % kSuperBlocks == 0) {
+      d_super = _mm512_loadu_ps(super_of(0, b));
+      d2_super = _mm512_loadu_ps(super_of(0, b) + kPackRows);
+    }
     __m512i iacc[S][RP][TB];
 #pragma GCC unroll 8
     for (int tt = 0; tt < TB; ++tt) {
@@ -118,11 +140,20 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
 #pragma GCC unroll 8
           for (int tt = 0; tt < TB; ++tt) iacc[0][i][tt] = _mm512_add_epi32(iacc[0][i][tt], iacc[s][i][tt]);
     }
-    __m512 sc[RP];
+    __m512 sc[RP], second[RP];  // second: the mins (× Σx) or the scales of columns 16–31
 #pragma GCC unroll 4
     for (int i = 0; i < RP; ++i) {
-      if constexpr (MINS || SUB) {
-        sc[i] = _mm512_load_ps(reinterpret_cast<const float*>(base[i] + b * bs + kWeightBytes));
+      if (factored) {  // Q4_K, Q6_K: d · first and d2 · second (exact)
+        const int8_t* f = w.factors + ((p + i) * w.blocks + b) * kFactorBytes;
+        const auto factor = [](const int8_t* at) {
+          return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(at))));
+        };
+        sc[i] = _mm512_mul_ps(kHoistSuper ? d_super : _mm512_loadu_ps(super_of(i, b)), factor(f));
+        second[i] = _mm512_mul_ps(kHoistSuper ? d2_super : _mm512_loadu_ps(super_of(i, b) + kPackRows), factor(f + kPackRows));
+      } else if (MINS || SUB) {
+        const auto* fs = reinterpret_cast<const float*>(fp32[i] + b * fp32_stride);
+        sc[i] = _mm512_loadu_ps(fs);  // the expansion is a std::vector's: 16-byte aligned
+        second[i] = _mm512_loadu_ps(fs + kPackRows);
       } else {  // fp16 scales beside the records (Q8_0, Q4_0): converted exactly
         sc[i] = _mm512_cvtph_ps(
             _mm256_load_si256(reinterpret_cast<const __m256i*>(w.half_scales + ((p + i) * w.blocks + b) * kPackRows)));
@@ -135,17 +166,16 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
       for (int i = 0; i < RP; ++i)
         facc[i][tt] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(iacc[0][i][tt]), dx), sc[i], facc[i][tt]);
     }
-    if constexpr (MINS || SUB) {  // the record's second vector: the mins (× Σx) or the scales of columns 16–31
+    if constexpr (MINS || SUB) {
 #pragma GCC unroll 8
       for (int tt = 0; tt < TB; ++tt) {
         const int64_t at = (t + tt) * a.blocks + b;
         const __m512 by = _mm512_set1_ps(MINS ? a.xsum[at] : a.d[at]);
 #pragma GCC unroll 4
         for (int i = 0; i < RP; ++i) {
-          const __m512 second = _mm512_load_ps(reinterpret_cast<const float*>(base[i] + b * bs + kWeightBytes + 64));
           __m512 factor = by;
           if constexpr (SUB) factor = _mm512_mul_ps(_mm512_cvtepi32_ps(iacc[1][i][tt]), by);
-          facc[i][tt] = _mm512_fmadd_ps(factor, second, facc[i][tt]);
+          facc[i][tt] = _mm512_fmadd_ps(factor, second[i], facc[i][tt]);
         }
       }
     }

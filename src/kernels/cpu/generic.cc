@@ -272,17 +272,22 @@ void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, 
             }
             (w.sub16 && c >= 16 ? dot2 : dot) += qw * xq[c];
           }
-          float scale, mn = 0.0f;
+          float scale, mn = 0.0f;  // mn: the min, or (sub16) the scale of columns 16–31
           if (w.half_scales != nullptr) {  // fp16 scales beside the records (Q8_0, Q4_0)
             scale = f16_to_f32(w.half_scales[(p * w.blocks + b) * kPackRows + i]);
-          } else {
+          } else if (w.factors != nullptr) {  // Q4_K, Q6_K: d · first, d2 · second (exact)
+            const int8_t* f = w.factors + (p * w.blocks + b) * kFactorBytes;
+            const float* s = w.super_scales + (p * (w.blocks / kSuperBlocks) + b / kSuperBlocks) * kSuperFloats;
+            scale = s[i] * static_cast<float>(f[i]);
+            mn = s[kPackRows + i] * static_cast<float>(f[kPackRows + i]);
+          } else {  // MLX: fp32 scale and min in the record
             std::memcpy(&scale, rec + weight_bytes + 4 * i, sizeof scale);
+            std::memcpy(&mn, rec + weight_bytes + 64 + 4 * i, sizeof mn);
           }
-          if (w.has_mins || w.sub16) std::memcpy(&mn, rec + weight_bytes + 64 + 4 * i, sizeof mn);
           const float part = static_cast<float>(dot) * a.d[t * a.blocks + b];
           acc += part * scale;
           if (w.has_mins) acc += mn * a.xsum[t * a.blocks + b];
-          if (w.sub16) acc += static_cast<float>(dot2) * a.d[t * a.blocks + b] * mn;  // mn: the second scale
+          if (w.sub16) acc += static_cast<float>(dot2) * a.d[t * a.blocks + b] * mn;
         }
         y[t * w.rows + p * kPackRows + i] = acc;
       }

@@ -16,6 +16,11 @@ inline constexpr int64_t kPanelRows = 4;
 // Rows of a packed panel (PackedView) and columns of an Int8 block.
 inline constexpr int64_t kPackRows = 16;
 inline constexpr int64_t kQBlock = 32;
+// Int8 Q4_K/Q6_K records (PackedView::factors, super_scales): bytes of one record's factors, blocks of
+// one 256-column super-block, and floats of one (panel, super-block) entry of d and d2.
+inline constexpr int64_t kFactorBytes = 32;
+inline constexpr int64_t kSuperBlocks = 8;
+inline constexpr int64_t kSuperFloats = 2 * kPackRows;
 
 // Activations quantized for the Int8 kernels: n tokens × cols, per token and 32-column block b:
 // q = int8 values, d = scale (x ≈ d · q, int8_block_scale), qsum = Σ q, xsum = Σ x (fp32); for sub16

@@ -16,23 +16,33 @@
 namespace verdict::kernels {
 namespace {
 
+using cpu::kFactorBytes;
 using cpu::kPackRows;
 using cpu::kQBlock;
+using cpu::kSuperBlocks;
+using cpu::kSuperFloats;
 
-float half_at(const uint8_t* p) {
+uint16_t half_bits(const uint8_t* p) {
   uint16_t h;
   std::memcpy(&h, p, sizeof h);
-  return f16_to_f32(h);
+  return h;
 }
 
-// One 32-column block of row r as W = scale · q + min with unsigned q (stored value = q + offset); Q6_K:
-// W = scale · q on columns 0–15 and scale2 · q on 16–31.
+float half_at(const uint8_t* p) { return f16_to_f32(half_bits(p)); }
+
+// One 32-column block of row r as W = scale · q + min with unsigned q (stored value = q + offset; Q8_0,
+// Q4_0: min = 0). Q4_K and Q6_K give the file's factors instead: Q4_K W = (d · first) · q + d2 · second
+// (first = sc, second = −m, d2 = dmin); Q6_K W = (d · first) · q on columns 0–15 and (d · second) · q on
+// 16–31 (d2 = d).
 struct BlockParts {
   uint8_t q[kQBlock];
   float scale = 0.0f;
   float min = 0.0f;
-  float scale2 = 0.0f;
+  int8_t first = 0, second = 0;
+  uint16_t d = 0, d2 = 0;  // fp16 bits
 };
+
+bool factored_scales(WeightType t) { return t == WeightType::Q4_K || t == WeightType::Q6_K; }
 
 int pack_offset(const WeightMatrix& w) {
   if (w.type == WeightType::Q8_0 || w.type == WeightType::Q6_K) return 128;
@@ -64,8 +74,10 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
       const uint8_t* s = sb + 4;
       const int sc = j < 4 ? (s[j] & 63) : ((s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4));
       const int m = j < 4 ? (s[j + 4] & 63) : ((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
-      out.scale = half_at(sb) * static_cast<float>(sc);
-      out.min = -(half_at(sb + 2) * static_cast<float>(m));
+      out.first = static_cast<int8_t>(sc);
+      out.second = static_cast<int8_t>(-m);
+      out.d = half_bits(sb);
+      out.d2 = half_bits(sb + 2);
       const uint8_t* qs = sb + 16 + (j / 2) * 32;
       for (int l = 0; l < kQBlock; ++l) out.q[l] = static_cast<uint8_t>((qs[l] >> (4 * (j % 2))) & 0xF);
       return;
@@ -74,11 +86,11 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
       // ggml's block_q6_K {ql[128], qh[64], int8 scales[16], f16 d}: value e of the 256 is
       // q6 = (low 4 bits from ql) | (2 high bits from qh) ∈ [0, 63], W = d · scales[e / 16] · (q6 − 32).
       const uint8_t* sb = w.blocks + r * w.row_bytes() + (b / 8) * 210;
-      const float d = half_at(sb + 208);
       const auto* scales = reinterpret_cast<const int8_t*>(sb + 192);
       const int e0 = static_cast<int>(b % 8) * kQBlock;
-      out.scale = d * static_cast<float>(scales[e0 / 16]);  // exact: an 11-bit d times an 8-bit integer
-      out.scale2 = d * static_cast<float>(scales[e0 / 16 + 1]);
+      out.first = scales[e0 / 16];
+      out.second = scales[e0 / 16 + 1];
+      out.d = out.d2 = half_bits(sb + 208);
       for (int i = 0; i < kQBlock; ++i) {
         const int e = e0 + i, half = e / 128, k = e % 128, quarter = k / 32, l = k % 32;
         const int low = (sb[half * 64 + (quarter % 2) * 32 + l] >> (4 * (quarter / 2))) & 0xF;
@@ -180,9 +192,19 @@ bool plan_layout(const WeightMatrix& w, PackKind kind, PackedView* v, int64_t& b
     v->has_mins = w.type == WeightType::Q4_K || w.type == WeightType::MlxAffine;
     v->sub16 = w.type == WeightType::Q6_K;
     v->blocks = w.cols / kQBlock;
-    const bool fp32_scales = v->has_mins || v->sub16;  // else fp16 scales beside the records (ops.h)
-    v->block_stride = (v->bits == 8 ? 512 : 256) + (fp32_scales ? 128 : 0);
-    bytes = v->panels * v->blocks * (v->block_stride + (fp32_scales ? 0 : 32));
+    const int64_t weight_bytes = v->bits == 8 ? 512 : 256;
+    const int64_t records = v->panels * v->blocks;
+    if (factored_scales(w.type)) {  // factors and fp16 d/d2 beside the records (ops.h)
+      if (v->blocks % kSuperBlocks != 0) return false;
+      v->block_stride = weight_bytes;
+      bytes = records * (weight_bytes + kFactorBytes) + records / kSuperBlocks * kSuperFloats * 4;
+    } else if (v->has_mins) {  // MLX: fp32 scales and mins in the record
+      v->block_stride = weight_bytes + 128;
+      bytes = records * v->block_stride;
+    } else {  // Q8_0, Q4_0: fp16 scales beside the records
+      v->block_stride = weight_bytes;
+      bytes = records * (weight_bytes + 2 * kPackRows);
+    }
     return true;
   }
   if (w.type != WeightType::BF16) return false;  // Bf16
@@ -211,9 +233,17 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
   const PackedView& pv = *v;
   if (kind == PackKind::Int8) {
     const int64_t weight_bytes = pv.bits == 8 ? 512 : 256;
+    uint8_t* const beside = storage + pv.panels * pv.blocks * pv.block_stride;  // after the records
     uint16_t* half_scales = nullptr;
-    if (!pv.has_mins && !pv.sub16) {
-      half_scales = reinterpret_cast<uint16_t*>(storage + pv.panels * pv.blocks * pv.block_stride);
+    int8_t* factors = nullptr;
+    float* super_scales = nullptr;
+    if (factored_scales(w.type)) {
+      factors = reinterpret_cast<int8_t*>(beside);
+      super_scales = reinterpret_cast<float*>(beside + pv.panels * pv.blocks * kFactorBytes);
+      v->factors = factors;
+      v->super_scales = super_scales;
+    } else if (!pv.has_mins) {
+      half_scales = reinterpret_cast<uint16_t*>(beside);
       v->half_scales = half_scales;
     }
     parallel_for(pv.panels, static_cast<double>(kPackRows * w.cols), [&](int64_t p) {
@@ -236,11 +266,17 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
           }
           if (half_scales != nullptr) {
             half_scales[(p * pv.blocks + b) * kPackRows + i] = f32_to_f16(parts.scale);  // exact: an fp16 scale
-            continue;
+          } else if (factors != nullptr) {
+            int8_t* f = factors + (p * pv.blocks + b) * kFactorBytes;
+            f[i] = parts.first;
+            f[kPackRows + i] = parts.second;
+            float* s = super_scales + (p * (pv.blocks / kSuperBlocks) + b / kSuperBlocks) * kSuperFloats;
+            s[i] = f16_to_f32(parts.d);  // exact
+            s[kPackRows + i] = f16_to_f32(parts.d2);
+          } else {  // MLX
+            std::memcpy(rec + weight_bytes + 4 * i, &parts.scale, sizeof(float));
+            std::memcpy(rec + weight_bytes + 64 + 4 * i, &parts.min, sizeof(float));
           }
-          std::memcpy(rec + weight_bytes + 4 * i, &parts.scale, sizeof(float));
-          if (pv.has_mins) std::memcpy(rec + weight_bytes + 64 + 4 * i, &parts.min, sizeof(float));
-          if (pv.sub16) std::memcpy(rec + weight_bytes + 64 + 4 * i, &parts.scale2, sizeof(float));
         }
       }
     });
