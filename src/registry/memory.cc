@@ -11,7 +11,6 @@
 #include <cstdlib>
 
 #include "core/error.h"
-#include "kernels/ops.h"
 #include "registry/model_source.h"
 
 namespace verdict::registry {
@@ -101,6 +100,7 @@ std::size_t state_pool_bytes(const models::qwen35::Config& c, int64_t slots, int
 MemoryEstimate estimate_model_memory(const std::string& dir, const models::qwen35::Config& c, int64_t slots,
                                      int64_t max_tokens, int64_t max_batch_tokens, bool output_copy) {
   MemoryEstimate e;
+  std::size_t stored = 0;  // the backbone's safetensors files as stored
   if (DIR* d = ::opendir(dir.c_str())) {
     while (const dirent* entry = ::readdir(d)) {
       const std::string name = entry->d_name;
@@ -109,24 +109,23 @@ MemoryEstimate estimate_model_memory(const std::string& dir, const models::qwen3
       if (name == "joint_head.safetensors") {
         e.head += 2 * size;  // BF16 or F16 on disk, fp32 once loaded (an F32 head is over-counted)
       } else {
-        e.weights += size;
+        stored += size;
       }
     }
     ::closedir(d);
   }
-  // A .gguf model file (0 for a folder): its packed copies, where the kernels pack (model_source.h).
-  e.weights += gguf_weight_bytes(dir, output_copy);
-  // A safetensors chat model with tied embeddings: the output projection's packed copy, counted as a BF16
-  // matrix packs on this machine (a quantized embedding packs into less).
-  if (output_copy && c.tied && !is_gguf_model(dir) && kernels::pack_enabled(/*by_default=*/true)) {
-    kernels::WeightMatrix shape;
-    shape.type = kernels::WeightType::BF16;
-    shape.rows = c.vocab;
-    shape.cols = c.hidden;
-    e.weights += static_cast<std::size_t>(kernels::packed_bytes(shape, kernels::preferred_pack(shape)));
+  // The backbone's tensors as the loader holds them, packed copies included (model_source.h): a .gguf
+  // file's, or a safetensors folder's (its files' size when they cannot be read: the load will say why).
+  if (is_gguf_model(backbone_path(dir))) {
+    e.weights = gguf_weight_bytes(dir, output_copy);
+  } else {
+    try {
+      e.weights = safetensors_weight_bytes(dir, c.tied, output_copy);
+    } catch (const Error&) {
+      e.weights = stored;
+    }
   }
-  // Norm vectors, conv taps and MLX scales are converted to fp32 copies: a few percent at most.
-  e.weights += e.weights / 32;
+  e.weights += e.weights / 32;  // a margin: alignment copies, allocator slack
   e.state = state_pool_bytes(c, slots, max_tokens);
   // One step: residual, normed and mixer rows (3·H), the MLP's gate/up/act (3·I), the mixers'
   // projections (2·max(q_proj rows, conv_dim + value_dim)).

@@ -10,6 +10,8 @@
 #include "formats/gguf.h"
 #include "formats/gguf_qwen35.h"
 #include "formats/gguf_tokenizer.h"
+#include "formats/hf_config.h"
+#include "formats/tensor_store.h"
 #include "kernels/ops.h"
 #include "models/qwen35/weights.h"
 
@@ -125,6 +127,48 @@ std::size_t gguf_weight_bytes(const std::string& model_path, bool output_copy) {
       total += packed;
     } else {
       total += t.nbytes;
+    }
+  }
+  return total;
+}
+
+std::size_t safetensors_weight_bytes(const std::string& dir, bool tied, bool output_copy) {
+  if (is_gguf_model(backbone_path(dir))) return 0;
+  const formats::TensorStore store = formats::TensorStore::open_dir(dir);
+  const formats::ModelConfig model = formats::load_model_config(dir + "/config.json");
+  const bool packing = kernels::pack_enabled(/*by_default=*/true);
+  const auto fp32 = [](const formats::TensorView& t) { return static_cast<std::size_t>(t.numel()) * sizeof(float); };
+  const auto has_suffix = [](const std::string& s, const std::string& suffix) { return s.ends_with(suffix); };
+  std::size_t total = 0;
+  for (const auto& [name, t] : store.tensors()) {
+    const bool is_weight = has_suffix(name, ".weight");
+    const std::string module = is_weight ? name.substr(0, name.size() - 7) : "";
+    if (!is_weight || t.shape.size() != 2 || name.find("conv1d") != std::string::npos) {
+      total += fp32(t);  // vectors; MLX scales and biases (2-D, not .weight)
+      continue;
+    }
+    kernels::WeightMatrix shape;
+    shape.rows = t.shape[0];
+    std::size_t stored = t.nbytes;
+    if (model.quantization && store.contains(module + ".scales")) {
+      const formats::QuantSpec spec = model.quantization->spec_for(module);
+      shape.type = kernels::WeightType::MlxAffine;
+      shape.bits = spec.bits;
+      shape.group_size = spec.group_size;
+      shape.cols = spec.bits > 0 ? t.shape[1] * 32 / spec.bits : 0;
+    } else {
+      shape.cols = t.shape[1];
+      shape.type = t.dtype == DType::BF16 ? kernels::WeightType::BF16 : kernels::WeightType::F32;
+      if (t.dtype != DType::BF16 && t.dtype != DType::F32) stored = fp32(t);  // converted at load
+    }
+    const std::size_t packed =
+        packing ? static_cast<std::size_t>(kernels::packed_bytes(shape, kernels::preferred_pack(shape))) : 0;
+    if (has_suffix(module, "embed_tokens")) {
+      total += stored + (output_copy && tied ? packed : 0);
+    } else if (has_suffix(module, "lm_head")) {
+      total += output_copy && packed > 0 ? packed : stored;
+    } else {
+      total += packed > 0 ? packed : stored;
     }
   }
   return total;

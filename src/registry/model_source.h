@@ -45,4 +45,12 @@ chat::ChatTemplate read_chat_template(const std::string& path, const tokenizer::
 // projection as its packed copy — or, when the embeddings are tied, their stored rows plus that copy.
 std::size_t gguf_weight_bytes(const std::string& path, bool output_copy);
 
+// The same for a safetensors checkpoint folder (0 for a GGUF model): the text model's tensors (not the
+// vision tower, MTP head or Clef head) as the loader holds them. A layer matrix the kernels pack as its
+// packed copy (BF16, MLX 4/8-bit), else as stored (F32, BF16, MLX) or as an fp32 copy (other float
+// types); MLX scales and biases as fp32 copies; vectors (norms, conv taps, gates) as fp32 copies; the
+// embeddings as stored, plus with `output_copy` the packed copy of the output projection (the lm_head's
+// instead of its stored bytes, or the tied embeddings' beside them).
+std::size_t safetensors_weight_bytes(const std::string& dir, bool tied, bool output_copy);
+
 }  // namespace verdict::registry
