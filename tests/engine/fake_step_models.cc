@@ -24,8 +24,8 @@ void expand(uint32_t h, int64_t hidden, float* row) {
 }  // namespace
 
 PrefixHashModel::PrefixHashModel(int64_t hidden, int64_t vocab, int64_t slots, int64_t max_tokens, int64_t align)
-    : hidden_(hidden), vocab_(vocab), max_tokens_(max_tokens), align_(align), state_(static_cast<std::size_t>(slots), 0),
-      length_(static_cast<std::size_t>(slots), 0), used_(static_cast<std::size_t>(slots), false) {}
+    : hidden_(hidden), vocab_(vocab), max_tokens_(max_tokens), align_(align),
+      state_(static_cast<std::size_t>(slots), 0), length_(static_cast<std::size_t>(slots), 0), used_(static_cast<std::size_t>(slots), false) {}
 
 int64_t PrefixHashModel::acquire() {
   for (std::size_t s = 0; s < used_.size(); ++s) {

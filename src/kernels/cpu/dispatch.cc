@@ -116,7 +116,8 @@ constexpr int64_t kExpandFactorsFrom = 4;
 const float* expand_factors(const PackedView& w, int64_t p0, int64_t p1, float* out) {
   for (int64_t p = p0; p < p1; ++p) {
     for (int64_t b = 0; b < w.blocks; ++b) {
-      const float* ds = w.super_scales + (p * (w.blocks / cpu::kSuperBlocks) + b / cpu::kSuperBlocks) * cpu::kSuperFloats;
+      const float* ds =
+          w.super_scales + (p * (w.blocks / cpu::kSuperBlocks) + b / cpu::kSuperBlocks) * cpu::kSuperFloats;
       const int8_t* f = w.factors + (p * w.blocks + b) * cpu::kFactorBytes;
       float* o = out + ((p - p0) * w.blocks + b) * 2 * cpu::kPackRows;
       for (int64_t i = 0; i < 2 * cpu::kPackRows; ++i) o[i] = ds[i] * static_cast<float>(f[i]);

@@ -148,8 +148,10 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
         const auto factor = [](const int8_t* at) {
           return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(at))));
         };
-        sc[i] = _mm512_mul_ps(kHoistSuper ? d_super : _mm512_loadu_ps(super_of(i, b)), factor(f));
-        second[i] = _mm512_mul_ps(kHoistSuper ? d2_super : _mm512_loadu_ps(super_of(i, b) + kPackRows), factor(f + kPackRows));
+        const __m512 d = kHoistSuper ? d_super : _mm512_loadu_ps(super_of(i, b));
+        const __m512 d2 = kHoistSuper ? d2_super : _mm512_loadu_ps(super_of(i, b) + kPackRows);
+        sc[i] = _mm512_mul_ps(d, factor(f));
+        second[i] = _mm512_mul_ps(d2, factor(f + kPackRows));
       } else if (MINS || SUB) {
         const auto* fs = reinterpret_cast<const float*>(fp32[i] + b * fp32_stride);
         sc[i] = _mm512_loadu_ps(fs);  // the expansion is a std::vector's: 16-byte aligned
