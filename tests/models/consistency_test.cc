@@ -81,7 +81,7 @@ std::vector<float> run_pieces(const Backbone& model, std::span<const int32_t> id
 // The engine cuts records and prompts only on the kPrefillAlignment grid (engine/batch_plan.h), so
 // that a result never depends on what else shared the steps: pieces that start on the grid give one
 // pass bit for bit, in the exact kernels and in the packed ones (whose int8 activations turn a
-// last-bit difference into a visible one: cut at 100 tokens, qwen35-small-mlx4 p300 moves by 0.3).
+// last-bit difference into a visible one: cut every 100 tokens, qwen35-small-mlx4 p300 moves by 0.3).
 TEST(Consistency, PrefillPiecesOnTheGridGiveOnePassBitForBit) {
   ASSERT_EQ(kPrefillAlignment % kDeltaRuleChunk, 0);
   const std::vector<std::vector<int64_t>> schedules = {{64}, {128}, {192}, {64, 192, 128}, {kPrefillAlignment * 4}};
