@@ -138,10 +138,9 @@ std::size_t safetensors_weight_bytes(const std::string& dir, bool tied, bool out
   const formats::ModelConfig model = formats::load_model_config(dir + "/config.json");
   const bool packing = kernels::pack_enabled(/*by_default=*/true);
   const auto fp32 = [](const formats::TensorView& t) { return static_cast<std::size_t>(t.numel()) * sizeof(float); };
-  const auto has_suffix = [](const std::string& s, const std::string& suffix) { return s.ends_with(suffix); };
   std::size_t total = 0;
   for (const auto& [name, t] : store.tensors()) {
-    const bool is_weight = has_suffix(name, ".weight");
+    const bool is_weight = name.ends_with(".weight");
     const std::string module = is_weight ? name.substr(0, name.size() - 7) : "";
     if (!is_weight || t.shape.size() != 2 || name.find("conv1d") != std::string::npos) {
       total += fp32(t);  // vectors; MLX scales and biases (2-D, not .weight)
@@ -163,9 +162,9 @@ std::size_t safetensors_weight_bytes(const std::string& dir, bool tied, bool out
     }
     const std::size_t packed =
         packing ? static_cast<std::size_t>(kernels::packed_bytes(shape, kernels::preferred_pack(shape))) : 0;
-    if (has_suffix(module, "embed_tokens")) {
+    if (module.ends_with("embed_tokens")) {
       total += stored + (output_copy && tied ? packed : 0);
-    } else if (has_suffix(module, "lm_head")) {
+    } else if (module.ends_with("lm_head")) {
       total += output_copy && packed > 0 ? packed : stored;
     } else {
       total += packed > 0 ? packed : stored;

@@ -22,13 +22,11 @@ using cpu::kQBlock;
 using cpu::kSuperBlocks;
 using cpu::kSuperFloats;
 
-uint16_t half_bits(const uint8_t* p) {
+float half_at(const uint8_t* p) {
   uint16_t h;
   std::memcpy(&h, p, sizeof h);
-  return h;
+  return f16_to_f32(h);
 }
-
-float half_at(const uint8_t* p) { return f16_to_f32(half_bits(p)); }
 
 // One 32-column block of row r as W = scale · q + min with unsigned q (stored value = q + offset; Q8_0,
 // Q4_0: min = 0). Q4_K and Q6_K give the file's factors instead: Q4_K W = (d · first) · q + d2 · second
@@ -39,7 +37,7 @@ struct BlockParts {
   float scale = 0.0f;
   float min = 0.0f;
   int8_t first = 0, second = 0;
-  uint16_t d = 0, d2 = 0;  // fp16 bits
+  float d = 0.0f, d2 = 0.0f;  // the file's fp16 values, exactly
 };
 
 bool factored_scales(WeightType t) { return t == WeightType::Q4_K || t == WeightType::Q6_K; }
@@ -76,8 +74,8 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
       const int m = j < 4 ? (s[j + 4] & 63) : ((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
       out.first = static_cast<int8_t>(sc);
       out.second = static_cast<int8_t>(-m);
-      out.d = half_bits(sb);
-      out.d2 = half_bits(sb + 2);
+      out.d = half_at(sb);
+      out.d2 = half_at(sb + 2);
       const uint8_t* qs = sb + 16 + (j / 2) * 32;
       for (int l = 0; l < kQBlock; ++l) out.q[l] = static_cast<uint8_t>((qs[l] >> (4 * (j % 2))) & 0xF);
       return;
@@ -90,7 +88,7 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
       const int e0 = static_cast<int>(b % 8) * kQBlock;
       out.first = scales[e0 / 16];
       out.second = scales[e0 / 16 + 1];
-      out.d = out.d2 = half_bits(sb + 208);
+      out.d = out.d2 = half_at(sb + 208);
       for (int i = 0; i < kQBlock; ++i) {
         const int e = e0 + i, half = e / 128, k = e % 128, quarter = k / 32, l = k % 32;
         const int low = (sb[half * 64 + (quarter % 2) * 32 + l] >> (4 * (quarter / 2))) & 0xF;
@@ -194,7 +192,7 @@ bool plan_layout(const WeightMatrix& w, PackKind kind, PackedView* v, int64_t& b
     v->blocks = w.cols / kQBlock;
     const int64_t weight_bytes = v->bits == 8 ? 512 : 256;
     const int64_t records = v->panels * v->blocks;
-    if (factored_scales(w.type)) {  // factors and fp16 d/d2 beside the records (ops.h)
+    if (factored_scales(w.type)) {  // factors and d/d2 beside the records (ops.h)
       if (v->blocks % kSuperBlocks != 0) return false;
       v->block_stride = weight_bytes;
       bytes = records * (weight_bytes + kFactorBytes) + records / kSuperBlocks * kSuperFloats * 4;
@@ -271,8 +269,8 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
             f[i] = parts.first;
             f[kPackRows + i] = parts.second;
             float* s = super_scales + (p * (pv.blocks / kSuperBlocks) + b / kSuperBlocks) * kSuperFloats;
-            s[i] = f16_to_f32(parts.d);  // exact
-            s[kPackRows + i] = f16_to_f32(parts.d2);
+            s[i] = parts.d;
+            s[kPackRows + i] = parts.d2;
           } else {  // MLX
             std::memcpy(rec + weight_bytes + 4 * i, &parts.scale, sizeof(float));
             std::memcpy(rec + weight_bytes + 64 + 4 * i, &parts.min, sizeof(float));
