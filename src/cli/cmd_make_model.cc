@@ -21,8 +21,9 @@ int run_make_model(Args& args) {
   options.f32 = dtype == "f32";
   if (const auto q = args.value("quantize")) {
     if (*q == "mlx4") options.quantization = modelgen::Quantization::Mlx4;
+    else if (*q == "mlx6") options.quantization = modelgen::Quantization::Mlx6;
     else if (*q == "mlx8") options.quantization = modelgen::Quantization::Mlx8;
-    else throw UsageError("--quantize must be mlx4 or mlx8, not '" + *q + "'");
+    else throw UsageError("--quantize must be mlx4, mlx6 or mlx8, not '" + *q + "'");
   }
   if (const auto threads = args.integer("threads", 1, 1024)) options.threads = static_cast<int>(*threads);
   const bool dry_run = args.flag("dry-run");

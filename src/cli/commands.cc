@@ -116,7 +116,7 @@ const std::vector<Command>& commands() {
        "  --name NAME    general.name (default: the folder's name)\n",
        run_convert},
       {"make-model", "write a random-weight checkpoint (Qwen3.5 or Clef layout) for tests, demos, benchmarks",
-       "usage: verdict make-model --preset NAME --seed S [--dtype bf16|f32] [--quantize mlx4|mlx8]\n"
+       "usage: verdict make-model --preset NAME --seed S [--dtype bf16|f32] [--quantize mlx4|mlx6|mlx8]\n"
        "                          [--threads N] [--dry-run] OUT_DIR\n\n"
        "Writes a checkpoint with random weights in the exact release layout into OUT_DIR: config.json,\n"
        "generation_config.json, tokenizer.json, tokenizer_config.json (Qwen3.5 chat template),\n"
@@ -137,7 +137,7 @@ const std::vector<Command>& commands() {
        "  --seed S           random seed (0 or more)\n"
        "  --dtype bf16|f32   bf16 (default): BF16 with A_log and linear_attn.norm.weight F32, as released;\n"
        "                     f32: every tensor F32, the exact values of the bf16 checkpoint\n"
-       "  --quantize mlx4|mlx8  the mlx-lm layout: affine 4- or 8-bit, group size 64, BF16 scales\n"
+       "  --quantize mlx4|mlx6|mlx8  the mlx-lm layout: affine 4-, 6- or 8-bit, group size 64, BF16 scales\n"
        "  --threads N        generator threads (default: all cores)\n"
        "  --dry-run          print every tensor (dtype, shape, bytes) and the parameter and byte totals,\n"
        "                     write nothing (OUT_DIR may be omitted)\n",

@@ -143,6 +143,8 @@ const char* storage_name(const GenerateOptions& o) {
   switch (o.quantization) {
     case Quantization::Mlx4:
       return "MLX affine 4-bit, group 64 (BF16 scales)";
+    case Quantization::Mlx6:
+      return "MLX affine 6-bit, group 64 (BF16 scales)";
     case Quantization::Mlx8:
       return "MLX affine 8-bit, group 64 (BF16 scales)";
     case Quantization::None:

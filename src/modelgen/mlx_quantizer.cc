@@ -11,11 +11,12 @@ namespace verdict::modelgen {
 
 void mlx_quantize_row(std::span<const float> row, int bits, int group_size, std::span<uint32_t> packed,
                       std::span<uint16_t> scales, std::span<uint16_t> biases) {
-  if ((bits != 2 && bits != 4 && bits != 8) || group_size <= 0 || row.size() % static_cast<std::size_t>(group_size) != 0)
+  if ((bits < 2 || bits > 8 || bits == 7) || group_size <= 0 || row.size() % static_cast<std::size_t>(group_size) != 0 ||
+      row.size() * static_cast<std::size_t>(bits) % 32 != 0)
     throw Error("mlx_quantize_row: unsupported bits/group size for a row of " + std::to_string(row.size()));
   const std::size_t groups = row.size() / static_cast<std::size_t>(group_size);
-  const std::size_t per_word = static_cast<std::size_t>(32 / bits);
-  if (packed.size() != row.size() / per_word || scales.size() != groups || biases.size() != groups)
+  if (packed.size() != row.size() * static_cast<std::size_t>(bits) / 32 || scales.size() != groups ||
+      biases.size() != groups)
     throw Error("mlx_quantize_row: output sizes do not match the row");
   const float n_bins = static_cast<float>((1 << bits) - 1);
   const float eps = 1e-7f;
@@ -41,8 +42,12 @@ void mlx_quantize_row(std::span<const float> row, int bits, int group_size, std:
     }
     for (std::size_t j = 0; j < w.size(); ++j) {
       const float q = std::min(std::max(std::rint((w[j] - bias) / scale), 0.0f), n_bins);
-      const std::size_t k = g * static_cast<std::size_t>(group_size) + j;
-      packed[k / per_word] |= static_cast<uint32_t>(q) << (static_cast<uint32_t>(bits) * (k % per_word));
+      // Element k at bits k · bits .. of the row's stream, least significant first; 3, 5 and 6 bits
+      // cross word boundaries.
+      const std::size_t bit = (g * static_cast<std::size_t>(group_size) + j) * static_cast<std::size_t>(bits);
+      const auto value = static_cast<uint64_t>(q) << (bit % 32);
+      packed[bit / 32] |= static_cast<uint32_t>(value);
+      if (bit % 32 + static_cast<std::size_t>(bits) > 32) packed[bit / 32 + 1] |= static_cast<uint32_t>(value >> 32);
     }
     scales[g] = f32_to_bf16(scale);
     biases[g] = f32_to_bf16(bias);

@@ -18,7 +18,8 @@ namespace verdict::modelgen {
 inline constexpr int kMlxGroupSize = 64;
 
 // Quantizes one row. row.size() must be a multiple of group_size; packed holds row.size()·bits/32
-// words, scales and biases row.size()/group_size bf16 values. bits ∈ {2, 4, 8}.
+// words (a multiple of 32 bits), scales and biases row.size()/group_size bf16 values. bits ∈ {2, 3, 4, 5,
+// 6, 8}.
 void mlx_quantize_row(std::span<const float> row, int bits, int group_size, std::span<uint32_t> packed,
                       std::span<uint16_t> scales, std::span<uint16_t> biases);
 

@@ -47,6 +47,8 @@ int quantization_bits(Quantization q) {
       return 0;
     case Quantization::Mlx4:
       return 4;
+    case Quantization::Mlx6:
+      return 6;
     case Quantization::Mlx8:
       return 8;
   }

@@ -16,7 +16,7 @@
 
 namespace verdict::modelgen {
 
-enum class Quantization { None, Mlx4, Mlx8 };
+enum class Quantization { None, Mlx4, Mlx6, Mlx8 };
 int quantization_bits(Quantization q);  // 0, 4 or 8
 
 enum class StoredPart {

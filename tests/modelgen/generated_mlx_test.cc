@@ -37,18 +37,32 @@ std::string hf_name(const std::string& mlx) {
   return mlx.substr(std::string("language_model.").size());
 }
 
+Quantization quantization(int bits) {
+  return bits == 4 ? Quantization::Mlx4 : bits == 6 ? Quantization::Mlx6 : Quantization::Mlx8;
+}
+
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+}
+
 class GeneratedMlx : public ::testing::TestWithParam<int> {};
 
+// The fixtures have 4- and 8-bit copies; a 6-bit copy has the 4-bit one's layout with 1.5 times the words.
 TEST_P(GeneratedMlx, HasTheLayoutOfTheFixtureCopy) {
   const int bits = GetParam();
-  const Quantization q = bits == 4 ? Quantization::Mlx4 : Quantization::Mlx8;
+  const Quantization q = quantization(bits);
   const std::string& dir = generated(options("qwen35-tiny", 7, false, q));
-  const std::string fixture = ::verdict::testing::fixture(bits == 4 ? "qwen35-tiny-mlx4" : "qwen35-tiny-mlx8");
-  EXPECT_EQ(layout_of(dir + "/model.safetensors"), layout_of(fixture + "/model.safetensors"));
+  const std::string fixture = ::verdict::testing::fixture(bits == 8 ? "qwen35-tiny-mlx8" : "qwen35-tiny-mlx4");
+  auto expected_layout = layout_of(fixture + "/model.safetensors");
+  for (auto& [name, entry] : expected_layout)
+    if (entry.first == DType::U32) entry.second[1] = entry.second[1] * bits / (bits == 8 ? 8 : 4);
+  EXPECT_EQ(layout_of(dir + "/model.safetensors"), expected_layout);
   const std::string config = read_text_file(dir + "/config.json");
   std::string expected = read_text_file(fixture + "/config.json");
   const std::string mtp1 = "\"mtp_num_hidden_layers\": 1";
   expected.replace(expected.find(mtp1), mtp1.size(), "\"mtp_num_hidden_layers\": 0");
+  if (bits == 6) replace_all(expected, "\"bits\": 4", "\"bits\": 6");
   EXPECT_EQ(config, expected);
   const formats::ModelConfig parsed = formats::load_model_config(dir + "/config.json");
   ASSERT_TRUE(parsed.quantization.has_value());
@@ -62,7 +76,7 @@ TEST_P(GeneratedMlx, HasTheLayoutOfTheFixtureCopy) {
 
 TEST_P(GeneratedMlx, DequantizesCloseToTheBf16OriginalWithMlxInvariants) {
   const int bits = GetParam();
-  const Quantization q = bits == 4 ? Quantization::Mlx4 : Quantization::Mlx8;
+  const Quantization q = quantization(bits);
   const auto mlx = formats::TensorStore::open_dir(generated(options("qwen35-tiny", 7, false, q)));
   const auto hf = formats::TensorStore::open_dir(generated(options("qwen35-tiny", 7)));
   const float top = static_cast<float>((1 << bits) - 1);
@@ -113,7 +127,7 @@ TEST_P(GeneratedMlx, DequantizesCloseToTheBf16OriginalWithMlxInvariants) {
 }
 
 TEST_P(GeneratedMlx, BackboneRunsOnTheQuantizedCopy) {
-  const Quantization q = GetParam() == 4 ? Quantization::Mlx4 : Quantization::Mlx8;
+  const Quantization q = quantization(GetParam());
   for (const char* preset : {"qwen35-tiny", "qwen35-small"}) {
     const auto s = testing::run_backbone(generated(options(preset, 7, false, q)), "The order has not arrived yet.");
     EXPECT_TRUE(s.finite) << preset;
@@ -125,7 +139,7 @@ TEST_P(GeneratedMlx, BackboneRunsOnTheQuantizedCopy) {
 // Files do not depend on how rows are split into blocks and threads (the scales kept between X.biases
 // and X.scales included).
 TEST_P(GeneratedMlx, BytesDoNotDependOnBlocksOrThreads) {
-  const Quantization q = GetParam() == 4 ? Quantization::Mlx4 : Quantization::Mlx8;
+  const Quantization q = quantization(GetParam());
   GenerateOptions o = options("qwen35-small", 7, false, q);
   o.threads = 3;
   o.block_values = 100000;  // the large matrices span two blocks, each split over three threads
@@ -135,7 +149,7 @@ TEST_P(GeneratedMlx, BytesDoNotDependOnBlocksOrThreads) {
               testing::read_bytes(generated(options("qwen35-small", 7, false, q)) + "/model.safetensors"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Bits, GeneratedMlx, ::testing::Values(4, 8));
+INSTANTIATE_TEST_SUITE_P(Bits, GeneratedMlx, ::testing::Values(4, 6, 8));
 
 }  // namespace
 }  // namespace verdict::modelgen

@@ -85,7 +85,7 @@ TEST(MlxQuantizer, FollowsMlxArithmeticOnAHandExample) {
 // scale in bf16 moves the level q by (q·|scale|·2⁻⁸); the far end of a group (q = 2^bits − 1) may be
 // clamped by MLX's zero-point adjustment, by at most one step.
 TEST(MlxQuantizer, DequantizesWithinHalfAStepPerGroup) {
-  for (int bits : {4, 8}) {
+  for (int bits : {4, 6, 8}) {
     const uint32_t top = (1u << bits) - 1;
     const std::vector<float> row = bf16_row(static_cast<uint64_t>(bits), 64 * 256, 0.05f);
     const Quantized q = quantize(row, bits);
@@ -119,7 +119,7 @@ TEST(MlxQuantizer, DequantizesWithinHalfAStepPerGroup) {
 
 TEST(MlxQuantizer, AgreesWithTheFormatsDequantizer) {
   const std::vector<float> row = bf16_row(11, 192, 0.1f);
-  for (int bits : {4, 8}) {
+  for (int bits : {3, 4, 5, 6, 8}) {
     const Quantized q = quantize(row, bits);
     formats::TensorView w{"x.weight", DType::U32, {1, static_cast<int64_t>(q.packed.size())},
                           reinterpret_cast<const uint8_t*>(q.packed.data()), q.packed.size() * 4, "mem"};
@@ -140,7 +140,8 @@ TEST(MlxQuantizer, RefusesMismatchedSizes) {
   std::vector<uint16_t> s(1), b(1);
   const std::vector<float> row(64, 1.0f);
   EXPECT_THROW(mlx_quantize_row(std::vector<float>(60, 1.0f), 4, 64, packed, s, b), Error);
-  EXPECT_THROW(mlx_quantize_row(row, 5, 64, packed, s, b), Error);
+  EXPECT_THROW(mlx_quantize_row(row, 7, 64, packed, s, b), Error);
+  EXPECT_THROW(mlx_quantize_row(row, 6, 64, packed, s, b), Error);  // 6-bit needs 12 words
   EXPECT_THROW(mlx_quantize_row(row, 8, 64, packed, s, b), Error);  // 8-bit needs 16 words
 }
 
