@@ -103,11 +103,11 @@ struct Weight {
 
 // kBf16Fp32Act: BF16 on the unpacked fp32 path (VERDICT_PACK=0); kBf16Fma: BF16 packed for fp32 FMAs (what
 // machines without AVX512_BF16 run).
-enum Kind { kF32, kBf16Fp32Act, kBf16, kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kQ6_K, kF16, kBf16Fma };
+enum Kind { kF32, kBf16Fp32Act, kBf16, kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kQ6_K, kF16, kBf16Fma, kMlx6 };
 
 const char* kind_name(int k) {
   static const char* names[] = {"f32",      "bf16_f32act", "bf16", "q8_0", "q4_0", "q4_k",
-                                "mlx4_g64", "mlx8_g64",    "q6_k", "f16", "bf16_fma"};
+                                "mlx4_g64", "mlx8_g64",    "q6_k", "f16", "bf16_fma", "mlx6_g64"};
   return names[k];
 }
 
@@ -146,9 +146,10 @@ std::unique_ptr<Weight> make(int kind, int64_t rows, int64_t cols) {
       v.bf16 = w->bf16.data();
       break;
     case kMlx4:
+    case kMlx6:
     case kMlx8:
       v.type = WeightType::MlxAffine;
-      v.bits = kind == kMlx4 ? 4 : 8;
+      v.bits = kind == kMlx4 ? 4 : kind == kMlx6 ? 6 : 8;
       v.group_size = 64;
       w->packed.resize(static_cast<std::size_t>(rows * cols * v.bits / 32));
       for (auto& x : w->packed) x = static_cast<uint32_t>(rng());
@@ -275,7 +276,7 @@ void BM_Gemm(benchmark::State& state) {
 }
 
 void gemm_args(benchmark::internal::Benchmark* b) {
-  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kBf16, kBf16Fp32Act, kF32, kQ6_K, kF16, kBf16Fma})
+  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kBf16, kBf16Fp32Act, kF32, kQ6_K, kF16, kBf16Fma, kMlx6})
     for (int threads : {1, 2})
       for (auto shape : {std::pair<int64_t, int64_t>{3584, 1024}, {1024, 3584}, {6144, 1024}})
         b->Args({kind, shape.first, shape.second, threads});
@@ -451,7 +452,7 @@ void gemv_args(benchmark::internal::Benchmark* b) {
   // qwen35-0.8b (hidden 1024: MLP, DeltaNet in_proj_qkv, lm_head) and qwen35-2b (hidden 2048) shapes.
   const std::pair<int64_t, int64_t> shapes[] = {{3584, 1024}, {1024, 3584}, {6144, 1024},
                                                 {6144, 2048}, {2048, 6144}, {248320, 1024}};
-  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kBf16, kF16, kBf16Fma})
+  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kMlx6, kBf16, kF16, kBf16Fma})
     for (auto shape : shapes)
       for (auto [n, threads] : {std::pair<int, int>{1, 1}, {1, 2}, {4, 2}})
         b->Args({kind, shape.first, shape.second, n, threads});
@@ -548,7 +549,7 @@ void BM_GemmAvx2(benchmark::State& state) {
 
 void gemm_avx2_args(benchmark::internal::Benchmark* b) {
   for (int64_t n : {512, 1})
-    for (int kind : {kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8})
+    for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kMlx6, kMlx8})
       for (int threads : {1, 2}) b->Args({kind, 3584, 1024, threads, n});
 }
 BENCHMARK(BM_GemmAvx2)->Apply(gemm_avx2_args)->UseManualTime()->Unit(benchmark::kMicrosecond);

@@ -67,7 +67,7 @@ constexpr bool is_ggml_type(WeightType t) { return block_bytes(t) > 0; }
 // PackedWeight owns it.
 enum class PackKind : uint8_t {
   None,
-  // Unsigned 4- or 8-bit integers in panels of 16 rows, per 32-column block one scale per row (and for
+  // Unsigned 4-, 6- or 8-bit integers in panels of 16 rows, per 32-column block one scale per row (and for
   // Q4_K/MLX one "min" per row, which multiplies Σx of the block; for Q6_K a second scale, of the block's
   // columns 16–31); multiplied with activations quantized to int8 per token and 32-column block
   // (AVX-512 VNNI vpdpbusd, AVX2 vpmaddubsw + vpmaddwd, scalar).
@@ -87,19 +87,21 @@ enum class PackKind : uint8_t {
 //   Int8: for panel p (rows 16p .. 16p + 15, zero-padded) and 32-column block b, a record of
 //         block_stride bytes at data + (p · blocks + b) · block_stride: the weights (8-bit: 8 chunks of
 //         64 bytes, chunk j = columns 4j .. 4j + 3 of the 16 rows, row i at bytes 4i .. 4i + 3; 4-bit:
-//         4 chunks of 64 bytes whose low nibbles hold chunk j and high nibbles chunk j + 4), then, for
-//         MLX records, 16 fp32 scales and 16 fp32 mins (the biases). Q8_0 and Q4_0 records hold only the
+//         4 vectors of 64 bytes whose low nibbles hold chunk j and high nibbles chunk j + 4; 6-bit (Q6_K,
+//         MLX 6-bit): the 4-bit layout of the values' low 4 bits, then 2 vectors of 64 bytes with their
+//         2 high bits, vector k holding chunks 2k, 2k + 1, 2k + 4, 2k + 5 at bits 0–1, 2–3, 4–5, 6–7 of
+//         each byte), then, for MLX records, 16 fp32 scales and 16 fp32 mins (the biases). Q8_0 and Q4_0 records hold only the
 //         weights; their 16 scales, the file's fp16 numbers, are IEEE halves at half_scales + (p · blocks +
 //         b) · 16, an array after the records (decode streams 18 bytes per 32 Q4_0 weights, as the file).
 //         Q4_K and Q6_K records hold only the weights too; their scales stay factored as in the file (per
-//         row and 32 weights Q4_K takes 19 bytes against the file's 18, Q6_K 35 against 26.25):
+//         row and 32 weights Q4_K takes 19 bytes against the file's 18, Q6_K 27 against 26.25):
 //         factors + (p · blocks + b) · 32 holds 16 int8 "first" factors then 16 "second" ones, and
 //         super_scales + (p · blocks / 8 + b / 8) · 32 the 16 rows' d then d2 of the 256-column super-block
 //         (the file's fp16 values as floats): scale = d · first and second vector = d2 · second, exact
 //         products (11 × 7 bits).
 //         Q4_K: first = sc, second = −m, d2 = dmin (the second vector is the min, −dmin · m); Q6_K: the
-//         scales of columns 0–15 and 16–31 (sub16), d2 = d. Stored value = q + offset, offset 128 (Q8_0;
-//         Q6_K, whose q = q6 − 32), 8 (Q4_0) or 0.
+//         scales of columns 0–15 and 16–31 (sub16), d2 = d. Stored value = q + offset, offset 128 (Q8_0),
+//         32 (Q6_K: the file's q6, whose q = q6 − 32), 8 (Q4_0) or 0.
 //   Bf16: for panel p, cols_padded / 2 chunks of 64 bytes: chunk k holds columns 2k, 2k + 1 of the 16 rows.
 //   F16, Bf16Fma (the "FMA panels"): panels of kFmaPanelRows = 64 rows (zero-padded); for panel p, cols
 //         chunks of 128 bytes at data + (p · cols + c) · 128: chunk c holds column c of the 64 rows, row i
@@ -113,10 +115,10 @@ struct PackedView {
   int64_t blocks = 0;        // Int8: cols / 32
   int64_t block_stride = 0;  // Int8: bytes of one (panel, block) record
   int64_t cols_padded = 0;   // Bf16: cols rounded up to even
-  int bits = 8;              // Int8: 8 or 4
+  int bits = 8;              // Int8: 8, 6 or 4
   int offset = 0;            // Int8: stored = q + offset
   bool has_mins = false;     // Int8
-  bool sub16 = false;        // Int8 (Q6_K): a scale per 16 columns, two per record
+  bool sub16 = false;        // Int8 (Q6_K, 6-bit): a scale per 16 columns, two per record
   const uint16_t* half_scales = nullptr;  // Int8 Q8_0, Q4_0: the fp16 scales (32-byte aligned)
   const int8_t* factors = nullptr;         // Int8 Q4_K, Q6_K: the scales' integer factors (32-byte aligned)
   const float* super_scales = nullptr;     // Int8 Q4_K, Q6_K: their d and d2 (the file's fp16 values)
@@ -207,7 +209,7 @@ class PackedWeight {
 };
 
 // Which packed form (if any) pack() chooses for `w` on this machine: Int8 for Q8_0, Q4_0, Q4_K, Q6_K and
-// MLX 4/8-bit (cols a multiple of 32); Bf16 for BF16 when the CPU has AVX-512 BF16 and the active ISA is
+// MLX 4/6/8-bit (cols a multiple of 32); Bf16 for BF16 when the CPU has AVX-512 BF16 and the active ISA is
 // AVX-512, else Bf16Fma when it is AVX2 or AVX-512; F16 for F16 when the active ISA is AVX2 or AVX-512
 // (the scalar ISA keeps BF16 and F16 rows unpacked); None otherwise.
 PackKind preferred_pack(const WeightMatrix& w);

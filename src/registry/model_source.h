@@ -47,7 +47,7 @@ std::size_t gguf_weight_bytes(const std::string& path, bool output_copy);
 
 // The same for a safetensors checkpoint folder (0 for a GGUF model): the text model's tensors (not the
 // vision tower, MTP head or Clef head) as the loader holds them. A layer matrix the kernels pack as its
-// packed copy (BF16, MLX 4/8-bit), else as stored (F32, BF16, MLX) or as an fp32 copy (other float
+// packed copy (BF16, MLX 4/6/8-bit), else as stored (F32, BF16, MLX) or as an fp32 copy (other float
 // types); MLX scales and biases as fp32 copies; vectors (norms, conv taps, gates) as fp32 copies; the
 // embeddings as stored, plus with `output_copy` the packed copy of the output projection (the lm_head's
 // instead of its stored bytes, or the tied embeddings' beside them).

@@ -1,9 +1,12 @@
 // The budget's weight estimate of a safetensors checkpoint against what the loaded model holds.
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
+#include <filesystem>
 #include <string>
 
 #include "formats/tensor_store.h"
+#include "modelgen/generator.h"
 #include "models/qwen35/backbone.h"
 #include "registry/model_source.h"
 #include "support/fixtures.h"
@@ -47,6 +50,30 @@ TEST(MemoryEstimate, ASafetensorsCheckpointsEstimateIsWhatTheLoadedModelHolds) {
       }
     }
   }
+}
+
+// MLX 6-bit (the width of some Clef conversions; the fixtures have 4 and 8): generated, packed into 6-bit
+// Int8 records (the packed model holds a different number of bytes than the unpacked one) and estimated.
+TEST(MemoryEstimate, AnMlx6CheckpointIsPackedAndEstimated) {
+  std::string dir = (std::filesystem::temp_directory_path() / "verdict-memory-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  modelgen::GenerateOptions options;
+  options.preset = "qwen35-small";
+  options.seed = 3;
+  options.quantization = modelgen::Quantization::Mlx6;
+  modelgen::write_model(modelgen::plan_model(options), dir);
+  std::size_t held[2] = {};
+  for (int packed = 0; packed < 2; ++packed) {
+    const verdict::testing::ScopedEnv mode("VERDICT_PACK", packed ? "1" : "0");
+    models::qwen35::LoadOptions load;
+    load.pack_output = true;
+    const auto model = models::qwen35::Backbone::load(dir, load);
+    held[packed] = model->weights().held_bytes();
+    EXPECT_EQ(safetensors_weight_bytes(dir, model->config().tied, true), held[packed] + vector_bytes(dir))
+        << (packed ? "packed" : "unpacked");
+  }
+  EXPECT_NE(held[0], held[1]);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(MemoryEstimate, AGgufModelIsNotASafetensorsCheckpoint) {

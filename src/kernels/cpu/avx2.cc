@@ -242,6 +242,8 @@ void scale_avx2(int64_t n, float a, float* x) {
 //  * 4-bit: maddubs(u, x) with u ≤ 15: a pair sum is at most 2 · 15 · 127 = 3810, so the 8 maddubs results
 //    of a 32-column block (4 chunks × low/high nibbles) add up in int16 (≤ 8 · 3810 = 30480) and vpmaddwd
 //    folds them once per block.
+//  * 6-bit: the nibbles with their 2 high bits moved in, u ≤ 63: a pair sum is at most 2 · 63 · 127 =
+//    16002, so two maddubs results add up in int16 and vpmaddwd folds every two (sub16 records: each).
 // Per lane the fp32 steps after each block are those of the AVX-512 kernel (int8_micro), in its order, and
 // quantize_rows_avx2 gives the same q, d, qsum and xsum as quantize_rows_avx512: the results are those of
 // the VNNI kernel bit for bit, whatever RH, TB, n or the thread split.
@@ -253,20 +255,26 @@ inline __m256i bcast4(const int8_t* p) {
 }
 
 // RH half panels from half g0 (rows 8 · g0 ..; half g is panel g / 2, rows 8 · (g % 2) .. + 7 of it) × TB
-// tokens from t. SUB (sub16 records, 8-bit): columns 0–15 and 16–31 of a block sum separately (acc, acc2)
-// and take their own scales.
-template <int RH, int TB, int BITS, bool MINS, bool SUB = false>
-void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t g0, float* y) {
-  static_assert(!SUB || (BITS == 8 && !MINS), "sub16 records are 8-bit without mins");
-  constexpr int64_t kWeightBytes = BITS == 8 ? 512 : 256;
-  const int64_t bs = w.block_stride;
+// tokens from t. SUB (sub16 records, 6-bit): columns 0–15 and 16–31 of a block sum separately (acc, acc2)
+// and take their own scales. STRIP (6-bit): the values come from the records of panels g0 / 2 .. unpacked
+// into `strip` (kernel_table.h).
+template <int RH, int TB, int BITS, bool MINS, bool SUB = false, bool STRIP = false>
+void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t g0, float* y,
+                     const uint8_t* strip = nullptr) {
+  static_assert(!SUB || (BITS == 6 && !MINS), "sub16 records are 6-bit without mins");
+  static_assert(!STRIP || BITS == 6, "only 6-bit records are unpacked");
+  constexpr int64_t kWeightBytes = int8_weight_bytes(BITS);
+  const int64_t bs = STRIP ? kStripRecordBytes : w.block_stride;
   const uint8_t* rec[RH];  // the half's bytes in the record of block 0
 #pragma GCC unroll 4
-  for (int h = 0; h < RH; ++h) rec[h] = w.data + (g0 + h) / 2 * w.blocks * bs + 32 * ((g0 + h) % 2);
+  for (int h = 0; h < RH; ++h)
+    rec[h] = (STRIP ? strip + ((g0 + h) / 2 - g0 / 2) * w.blocks * bs : w.data + (g0 + h) / 2 * w.blocks * bs) +
+             32 * ((g0 + h) % 2);
   // Σ u·x − offset · Σx = Σ (u − bias) · x + (bias − offset) · Σx, bias 128 for 8-bit weights (0 for 4-bit).
   const int32_t corr = (BITS == 8 ? 128 : 0) - w.offset;
   const __m256i ones = _mm256_set1_epi16(1);
   const __m256i low4 = _mm256_set1_epi8(0x0F);
+  const __m256i bits45 = _mm256_set1_epi8(0x30);
   const __m256i bias8 = _mm256_set1_epi8(static_cast<char>(0x80));
   __m256 facc[RH][TB];
 #pragma GCC unroll 8
@@ -285,33 +293,60 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
       }
     // The chunk loops stay rolled: unrolled, GCC reassociates the integer sums across chunks and spills.
     if constexpr (BITS == 8) {
-      // Chunks [j0, j1) into `into`.
-      const auto chunks = [&](int j0, int j1, __m256i (&into)[RH][TB]) {
 #pragma GCC unroll 1
-        for (int j = j0; j < j1; ++j) {
-          __m256i wa[RH], ws[RH];
+      for (int j = 0; j < 8; ++j) {
+        __m256i wa[RH], ws[RH];
+#pragma GCC unroll 8
+        for (int h = 0; h < RH; ++h) {
+          ws[h] = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec[h] + b * bs + 64 * j)),
+                                   bias8);
+          wa[h] = _mm256_abs_epi8(ws[h]);
+        }
+#pragma GCC unroll 8
+        for (int tt = 0; tt < TB; ++tt) {
+          const __m256i xv = bcast4(xb + tt * a.cols + 4 * j);
 #pragma GCC unroll 8
           for (int h = 0; h < RH; ++h) {
-            ws[h] = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec[h] + b * bs + 64 * j)),
-                                     bias8);
-            wa[h] = _mm256_abs_epi8(ws[h]);
+            const __m256i pairs = _mm256_maddubs_epi16(wa[h], _mm256_sign_epi8(xv, ws[h]));
+            acc[h][tt] = _mm256_add_epi32(acc[h][tt], _mm256_madd_epi16(pairs, ones));
           }
+        }
+      }
+    } else if constexpr (BITS == 6) {
+#pragma GCC unroll 1
+      for (int j = 0; j < 4; ++j) {
+        __m256i lo[RH], hi[RH];
 #pragma GCC unroll 8
-          for (int tt = 0; tt < TB; ++tt) {
-            const __m256i xv = bcast4(xb + tt * a.cols + 4 * j);
+        for (int h = 0; h < RH; ++h) {
+          const uint8_t* at = rec[h] + b * bs;
+          const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + 64 * j));
+          if constexpr (STRIP) {
+            lo[h] = v;
+            hi[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + 64 * (j + 4)));
+            continue;
+          }
+          const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + 256 + 64 * (j / 2)));
+          // Chunk j's high bits at bits 2 · (j % 2), chunk j + 4's at 4 + 2 · (j % 2): moved to bits 4–5.
+          const __m256i hl = _mm256_sll_epi16(hb, _mm_cvtsi32_si128(4 - 2 * (j % 2)));
+          const __m256i hh = _mm256_srl_epi16(hb, _mm_cvtsi32_si128(2 * (j % 2)));
+          lo[h] = _mm256_or_si256(_mm256_and_si256(v, low4), _mm256_and_si256(hl, bits45));
+          hi[h] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), low4), _mm256_and_si256(hh, bits45));
+        }
 #pragma GCC unroll 8
-            for (int h = 0; h < RH; ++h) {
-              const __m256i pairs = _mm256_maddubs_epi16(wa[h], _mm256_sign_epi8(xv, ws[h]));
-              into[h][tt] = _mm256_add_epi32(into[h][tt], _mm256_madd_epi16(pairs, ones));
+        for (int tt = 0; tt < TB; ++tt) {
+          const __m256i xl = bcast4(xb + tt * a.cols + 4 * j);
+          const __m256i xh = bcast4(xb + tt * a.cols + 4 * j + 16);
+#pragma GCC unroll 8
+          for (int h = 0; h < RH; ++h) {
+            const __m256i pl = _mm256_maddubs_epi16(lo[h], xl), ph = _mm256_maddubs_epi16(hi[h], xh);
+            if constexpr (SUB) {
+              acc[h][tt] = _mm256_add_epi32(acc[h][tt], _mm256_madd_epi16(pl, ones));
+              acc2[h][tt] = _mm256_add_epi32(acc2[h][tt], _mm256_madd_epi16(ph, ones));
+            } else {
+              acc[h][tt] = _mm256_add_epi32(acc[h][tt], _mm256_madd_epi16(_mm256_add_epi16(pl, ph), ones));
             }
           }
         }
-      };
-      if constexpr (SUB) {
-        chunks(0, 4, acc);
-        chunks(4, 8, acc2);
-      } else {
-        chunks(0, 8, acc);
       }
     } else {
 #pragma GCC unroll 1
@@ -361,7 +396,7 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
         _mm256_store_ps(factored[h] + 16, product(s + kPackRows, f + kPackRows));
         sc[h] = factored[h];
       } else {
-        sc[h] = reinterpret_cast<const float*>(w.data + (panel * w.blocks + b) * bs + kWeightBytes) + half;
+        sc[h] = reinterpret_cast<const float*>(w.data + (panel * w.blocks + b) * w.block_stride + kWeightBytes) + half;
       }
     }
 #pragma GCC unroll 8
@@ -408,18 +443,59 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
 // Tile shapes, half panels × tokens, for 16 ymm registers: 8-bit 2 × 3 (6 int32 accumulators plus |w| and w
 // of 2 halves), 4-bit 2 × 4 (8 int16 accumulators plus 2 × 2 nibble vectors); the best of 1 × 6, 2 × 2..4 and
 // 4 × 2 measured on the AMD EPYC build machine (docs/performance.md). Wider tiles spill.
-// sub16 records (SUB) sum each block's halves apart: twice the accumulators, so 2 × 2.
+// sub16 records (SUB) sum each block's halves apart: twice the accumulators, so 2 × 2; 6-bit records need
+// two more registers for the high bits than 4-bit ones, so 2 × 3.
 template <int BITS, bool SUB = false>
 struct Int8Tile {
   static constexpr int kHalves = 2;
-  static constexpr int kTokens = SUB ? 2 : BITS == 8 ? 3 : 4;
+  static constexpr int kTokens = SUB ? 2 : BITS == 4 ? 4 : 3;
 };
 
-// Tokens [t0, t1) of RH halves from g0: TB at a time, then the remainder.
+// The 6-bit records of panels [p, p + panels) unpacked into `out` (kernel_table.h), as int8_micro_avx2
+// unpacks them.
+void unpack_6bit_panels(const PackedView& w, int64_t p, int64_t panels, uint8_t* out) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  const __m256i bits45 = _mm256_set1_epi8(0x30);
+  for (int64_t r = 0; r < panels * w.blocks; ++r) {
+    const uint8_t* rec = w.data + (p * w.blocks + r) * w.block_stride;
+    uint8_t* dst = out + r * kStripRecordBytes;
+    for (int half = 0; half < 64; half += 32) {
+#pragma GCC unroll 2
+      for (int k = 0; k < 2; ++k) {
+        const __m256i h = _mm256_load_si256(reinterpret_cast<const __m256i*>(rec + 256 + 64 * k + half));
+        const __m256i fields[4] = {_mm256_slli_epi16(h, 4), _mm256_slli_epi16(h, 2), h, _mm256_srli_epi16(h, 2)};
+#pragma GCC unroll 2
+        for (int s = 0; s < 2; ++s) {
+          const int j = 2 * k + s;  // chunks j (low nibbles) and j + 4 (high nibbles)
+          const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(rec + 64 * j + half));
+          const __m256i lo = _mm256_or_si256(_mm256_and_si256(v, low4), _mm256_and_si256(fields[s], bits45));
+          const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), low4),
+                                             _mm256_and_si256(fields[2 + s], bits45));
+          _mm256_store_si256(reinterpret_cast<__m256i*>(dst + 64 * j + half), lo);
+          _mm256_store_si256(reinterpret_cast<__m256i*>(dst + 64 * (j + 4) + half), hi);
+        }
+      }
+    }
+  }
+}
+
+// Tokens [t0, t1) of RH halves from g0: TB at a time, then the remainder. 6-bit records are unpacked
+// into `scratch` first when at least two groups of tokens read them.
 template <int RH, int BITS, bool MINS, bool SUB>
-void int8_tokens_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t g0, float* y) {
+void int8_tokens_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t g0, float* y,
+                      uint8_t* scratch) {
   constexpr int TB = Int8Tile<BITS, SUB>::kTokens;
   int64_t t = t0;
+  if constexpr (BITS == 6) {
+    if (t1 - t0 >= 2 * TB) {
+      unpack_6bit_panels(w, g0 / 2, (g0 + RH - 1) / 2 - g0 / 2 + 1, scratch);
+      for (; t + TB <= t1; t += TB) int8_micro_avx2<RH, TB, BITS, MINS, SUB, true>(w, a, t, g0, y, scratch);
+      with_count(t1 - t, [&]<int N>() {
+        if constexpr (N < TB) int8_micro_avx2<RH, N, BITS, MINS, SUB, true>(w, a, t, g0, y, scratch);
+      });
+      return;
+    }
+  }
   for (; t + TB <= t1; t += TB) int8_micro_avx2<RH, TB, BITS, MINS, SUB>(w, a, t, g0, y);
   with_count(t1 - t, [&]<int N>() {
     if constexpr (N < TB) int8_micro_avx2<RH, N, BITS, MINS, SUB>(w, a, t, g0, y);
@@ -428,29 +504,31 @@ void int8_tokens_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, i
 
 template <int BITS, bool MINS, bool SUB = false>
 void int8_panels_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
-                      float* y) {
+                      float* y, uint8_t* scratch) {
   constexpr int RH = Int8Tile<BITS, SUB>::kHalves;
   // Halves with rows: those of panels [p0, p1) below w.rows.
   const int64_t g1 = 2 * p1 < (w.rows + 7) / 8 ? 2 * p1 : (w.rows + 7) / 8;
   int64_t g = 2 * p0;
-  for (; g + RH <= g1; g += RH) int8_tokens_avx2<RH, BITS, MINS, SUB>(w, a, t0, t1, g, y);
-  for (; g < g1; ++g) int8_tokens_avx2<1, BITS, MINS, SUB>(w, a, t0, t1, g, y);
+  for (; g + RH <= g1; g += RH) int8_tokens_avx2<RH, BITS, MINS, SUB>(w, a, t0, t1, g, y, scratch);
+  for (; g < g1; ++g) int8_tokens_avx2<1, BITS, MINS, SUB>(w, a, t0, t1, g, y, scratch);
 }
 
 void int8_tile_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
-                    float* y) {
+                    float* y, uint8_t* scratch) {
   if (w.sub16) {
-    int8_panels_avx2<8, false, true>(w, a, t0, t1, p0, p1, y);
+    int8_panels_avx2<6, false, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.bits == 8) {
     if (w.has_mins) {
-      int8_panels_avx2<8, true>(w, a, t0, t1, p0, p1, y);
+      int8_panels_avx2<8, true>(w, a, t0, t1, p0, p1, y, scratch);
     } else {
-      int8_panels_avx2<8, false>(w, a, t0, t1, p0, p1, y);
+      int8_panels_avx2<8, false>(w, a, t0, t1, p0, p1, y, scratch);
     }
+  } else if (w.bits == 6) {  // MLX 6-bit
+    int8_panels_avx2<6, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.has_mins) {
-    int8_panels_avx2<4, true>(w, a, t0, t1, p0, p1, y);
+    int8_panels_avx2<4, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else {
-    int8_panels_avx2<4, false>(w, a, t0, t1, p0, p1, y);
+    int8_panels_avx2<4, false>(w, a, t0, t1, p0, p1, y, scratch);
   }
 }
 

@@ -1,6 +1,7 @@
 // ops.h entry points: ISA selection and the threaded matrix product.
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -69,6 +70,14 @@ float* panel_scratch(int64_t floats) {
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The calling thread's scratch for int8_tile (cpu::int8_scratch_bytes), 64-byte aligned.
+uint8_t* strip_scratch(int64_t bytes) {
+  thread_local std::vector<uint8_t> scratch;
+  if (static_cast<int64_t>(scratch.size()) < bytes + 64) scratch.resize(static_cast<std::size_t>(bytes + 64));
+  const auto at = reinterpret_cast<std::uintptr_t>(scratch.data());
+  return scratch.data() + (64 - at % 64) % 64;
+}
 
 // The Int8 / Bf16 tile functions of the active ISA (the AVX-512 VNNI / BF16 ones where the CPU has them).
 auto int8_tile_for(Isa isa) {
@@ -169,7 +178,10 @@ void matmul_packed(const PackedView& w, const float* x, int64_t n, float* y) {
                    [&](int64_t p) { expand_factors(w, p, p + 1, ep + p * w.blocks * 2 * cpu::kPackRows); });
       view.expanded = ep;
     }
-    run_packed(w, n, panels, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) { tile(view, a, t0, t1, p0, p1, y); });
+    const int64_t scratch_bytes = cpu::int8_scratch_bytes(w);
+    run_packed(w, n, panels, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) {
+      tile(view, a, t0, t1, p0, p1, y, scratch_bytes > 0 ? strip_scratch(scratch_bytes) : nullptr);
+    });
     return;
   }
   if (w.kind == PackKind::F16 || w.kind == PackKind::Bf16Fma) {

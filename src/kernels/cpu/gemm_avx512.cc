@@ -32,21 +32,26 @@ inline void store_rows(float* dst, __m512 v, int64_t r0, int64_t rows) {
 // any order, so S never changes a result. The fp32 steps per block (convert, × d, fused multiply-add with
 // the scale, then the mins' one) are the same for every lane and tile. OFF: the stored weights carry an
 // offset (w.offset ≠ 0: Q8_0, Q4_0, Q6_K), which the sums start from (−offset · Σq); without one they start at 0.
-// SUB (sub16, Q6_K: 8-bit with an offset): columns 0–15 and 16–31 keep separate sums (chunks 0–3 and
+// SUB (sub16, Q6_K: 6-bit with an offset): columns 0–15 and 16–31 keep separate sums (chunks 0–3 and
 // 4–7), each starting from −offset · its half's Σq and scaled by its own scale; then S is 2, one per half.
+// 6-bit values are the 4-bit layout's nibbles with their 2 high bits moved in (3 instructions per chunk),
+// or, with STRIP, loaded from the panels' records unpacked into `strip` (kernel_table.h).
 
-template <int RP, int TB, int BITS, bool MINS, bool OFF, int S = 1, bool SUB = false>
-void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, float* y) {
-  static_assert(!SUB || (S == 2 && BITS == 8 && OFF && !MINS), "sub16 records: 8-bit, offset, two sums");
-  constexpr int64_t kWeightBytes = BITS == 8 ? 512 : 256;
-  const int64_t bs = w.block_stride;
-  const uint8_t* base[RP];
+template <int RP, int TB, int BITS, bool MINS, bool OFF, int S = 1, bool SUB = false, bool STRIP = false>
+void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, float* y,
+                const uint8_t* strip = nullptr) {
+  static_assert(!SUB || (S == 2 && BITS == 6 && OFF && !MINS), "sub16 records: 6-bit, offset, two sums");
+  static_assert(!STRIP || BITS == 6, "only 6-bit records are unpacked");
+  constexpr int64_t kWeightBytes = int8_weight_bytes(BITS);
+  const int64_t bs = STRIP ? kStripRecordBytes : w.block_stride;
+  const uint8_t* base[RP];  // the weights of the panel's block 0
 #pragma GCC unroll 4
-  for (int i = 0; i < RP; ++i) base[i] = w.data + (p + i) * w.blocks * bs;
+  for (int i = 0; i < RP; ++i) base[i] = STRIP ? strip + i * w.blocks * bs : w.data + (p + i) * w.blocks * bs;
   const int8_t* xq = a.q + t * a.cols;
   const int64_t xs = a.cols;
   const int32_t off = OFF ? w.offset : 0;
   const __m512i low4 = _mm512_set1_epi8(0x0F);
+  const __m512i bits45 = _mm512_set1_epi8(0x30);
 
   __m512 facc[RP][TB];
 #pragma GCC unroll 8
@@ -65,12 +70,12 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
   // fp32 scales and second vectors (16 + 16 floats) every `fp32_stride` bytes from fp32[i]: the products
   // matmul expanded (Q4_K, Q6_K), or the MLX records' own.
   const uint8_t* fp32[RP];
-  const int64_t fp32_stride = w.expanded != nullptr ? 2 * kPackRows * 4 : bs;
+  const int64_t fp32_stride = w.expanded != nullptr ? 2 * kPackRows * 4 : w.block_stride;
 #pragma GCC unroll 4
   for (int i = 0; i < RP; ++i)
     fp32[i] = w.expanded != nullptr
                   ? reinterpret_cast<const uint8_t*>(w.expanded + (p + i) * w.blocks * 2 * kPackRows)
-                  : base[i] + kWeightBytes;
+                  : w.data + (p + i) * w.blocks * w.block_stride + kWeightBytes;
 
   for (int64_t b = 0; b < w.blocks; ++b) {
     if (kHoistSuper && factored && b % kSuperBlocks == 0) {
@@ -117,8 +122,20 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
 #pragma GCC unroll 4
         for (int i = 0; i < RP; ++i) {
           const __m512i v = _mm512_load_si512(base[i] + b * bs + 64 * j);
-          lo[i] = _mm512_and_si512(v, low4);
-          hi[i] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+          if constexpr (STRIP) {
+            lo[i] = v;
+            hi[i] = _mm512_load_si512(base[i] + b * bs + 64 * (j + 4));
+          } else if constexpr (BITS == 6) {
+            // (nibbles & 0x0F) | (high bits moved to bits 4–5): vpternlogd 0xEC is (A & C) | B.
+            const __m512i h = _mm512_load_si512(base[i] + b * bs + 256 + 64 * high_bits_vector(j));
+            const __m512i hl = j % 2 == 0 ? _mm512_slli_epi16(h, 4) : _mm512_slli_epi16(h, 2);
+            const __m512i hh = j % 2 == 0 ? h : _mm512_srli_epi16(h, 2);
+            lo[i] = _mm512_ternarylogic_epi32(v, _mm512_and_si512(hl, bits45), low4, 0xEC);
+            hi[i] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(v, 4), _mm512_and_si512(hh, bits45), low4, 0xEC);
+          } else {
+            lo[i] = _mm512_and_si512(v, low4);
+            hi[i] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+          }
         }
 #pragma GCC unroll 8
         for (int tt = 0; tt < TB; ++tt) {
@@ -194,10 +211,48 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
 constexpr int kInt8Panels = 3;
 constexpr int kInt8Tokens = 4;
 
+// 6-bit records are unpacked into `scratch` first when at least kStripFromGroups groups of tokens read them.
+constexpr int64_t kStripFromGroups = 2;
+
+// The 6-bit records of panels [p, p + panels) unpacked into `out` (kernel_table.h), as int8_micro unpacks
+// them.
+void unpack_6bit_panels(const PackedView& w, int64_t p, int64_t panels, uint8_t* out) {
+  const __m512i low4 = _mm512_set1_epi8(0x0F);
+  const __m512i bits45 = _mm512_set1_epi8(0x30);
+  for (int64_t r = 0; r < panels * w.blocks; ++r) {
+    const uint8_t* rec = w.data + (p * w.blocks + r) * w.block_stride;
+    uint8_t* dst = out + r * kStripRecordBytes;
+#pragma GCC unroll 2
+    for (int k = 0; k < 2; ++k) {
+      const __m512i h = _mm512_load_si512(rec + 256 + 64 * k);
+      const __m512i fields[4] = {_mm512_slli_epi16(h, 4), _mm512_slli_epi16(h, 2), h, _mm512_srli_epi16(h, 2)};
+#pragma GCC unroll 2
+      for (int s = 0; s < 2; ++s) {
+        const int j = 2 * k + s;  // chunks j (low nibbles) and j + 4 (high nibbles)
+        const __m512i v = _mm512_load_si512(rec + 64 * j);
+        _mm512_store_si512(dst + 64 * j, _mm512_ternarylogic_epi32(v, _mm512_and_si512(fields[s], bits45), low4, 0xEC));
+        _mm512_store_si512(dst + 64 * (j + 4), _mm512_ternarylogic_epi32(_mm512_srli_epi16(v, 4),
+                                                                          _mm512_and_si512(fields[2 + s], bits45), low4, 0xEC));
+      }
+    }
+  }
+}
+
 template <int RP, int BITS, bool MINS, bool OFF, bool SUB>
-void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p, float* y) {
+void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p, float* y,
+                 uint8_t* scratch) {
   constexpr int S = SUB ? 2 : 1;
   int64_t t = t0;
+  if constexpr (BITS == 6) {
+    static_assert(RP <= kStripPanels);
+    if (t1 - t0 >= kStripFromGroups * kInt8Tokens) {
+      unpack_6bit_panels(w, p, RP, scratch);
+      for (; t + kInt8Tokens <= t1; t += kInt8Tokens)
+        int8_micro<RP, kInt8Tokens, BITS, MINS, OFF, S, SUB, true>(w, a, t, p, y, scratch);
+      with_count(t1 - t, [&]<int TB>() { int8_micro<RP, TB, BITS, MINS, OFF, S, SUB, true>(w, a, t, p, y, scratch); });
+      return;
+    }
+  }
   for (; t + kInt8Tokens <= t1; t += kInt8Tokens) int8_micro<RP, kInt8Tokens, BITS, MINS, OFF, S, SUB>(w, a, t, p, y);
   with_count(t1 - t, [&]<int TB>() { int8_micro<RP, TB, BITS, MINS, OFF, S, SUB>(w, a, t, p, y); });
 }
@@ -224,24 +279,25 @@ void int8_gemv(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t 
 
 template <int BITS, bool MINS, bool OFF, bool SUB = false>
 void int8_panels(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
-                 float* y) {
+                 float* y, uint8_t* scratch) {
   if (t1 - t0 <= kInt8GemvTokens && (t1 - t0) * w.cols <= kInt8GemvActivationBytes) {
     int8_gemv<BITS, MINS, OFF, SUB>(w, a, t0, t1, p0, p1, y);
     return;
   }
   int64_t p = p0;
-  for (; p + kInt8Panels <= p1; p += kInt8Panels) int8_tokens<kInt8Panels, BITS, MINS, OFF, SUB>(w, a, t0, t1, p, y);
-  for (; p + 2 <= p1; p += 2) int8_tokens<2, BITS, MINS, OFF, SUB>(w, a, t0, t1, p, y);
-  if (p < p1) int8_tokens<1, BITS, MINS, OFF, SUB>(w, a, t0, t1, p, y);
+  for (; p + kInt8Panels <= p1; p += kInt8Panels)
+    int8_tokens<kInt8Panels, BITS, MINS, OFF, SUB>(w, a, t0, t1, p, y, scratch);
+  for (; p + 2 <= p1; p += 2) int8_tokens<2, BITS, MINS, OFF, SUB>(w, a, t0, t1, p, y, scratch);
+  if (p < p1) int8_tokens<1, BITS, MINS, OFF, SUB>(w, a, t0, t1, p, y, scratch);
 }
 
 template <int BITS, bool MINS>
 void int8_offset(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
-                 float* y) {
+                 float* y, uint8_t* scratch) {
   if (w.offset != 0) {
-    int8_panels<BITS, MINS, true>(w, a, t0, t1, p0, p1, y);
+    int8_panels<BITS, MINS, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else {
-    int8_panels<BITS, MINS, false>(w, a, t0, t1, p0, p1, y);
+    int8_panels<BITS, MINS, false>(w, a, t0, t1, p0, p1, y, scratch);
   }
 }
 
@@ -315,19 +371,21 @@ void quantize_rows_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, 
 }
 
 void int8_tile_avx512vnni(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0,
-                          int64_t p1, float* y) {
+                          int64_t p1, float* y, uint8_t* scratch) {
   if (w.sub16) {
-    int8_panels<8, false, true, true>(w, a, t0, t1, p0, p1, y);
+    int8_panels<6, false, true, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.bits == 8) {
     if (w.has_mins) {
-      int8_offset<8, true>(w, a, t0, t1, p0, p1, y);
+      int8_offset<8, true>(w, a, t0, t1, p0, p1, y, scratch);
     } else {
-      int8_offset<8, false>(w, a, t0, t1, p0, p1, y);
+      int8_offset<8, false>(w, a, t0, t1, p0, p1, y, scratch);
     }
+  } else if (w.bits == 6) {  // MLX 6-bit
+    int8_panels<6, true, false>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.has_mins) {
-    int8_offset<4, true>(w, a, t0, t1, p0, p1, y);
+    int8_offset<4, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else {
-    int8_offset<4, false>(w, a, t0, t1, p0, p1, y);
+    int8_offset<4, false>(w, a, t0, t1, p0, p1, y, scratch);
   }
 }
 

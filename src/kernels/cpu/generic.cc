@@ -248,8 +248,8 @@ void quantize_rows_generic(const float* x, int64_t t0, int64_t t1, int64_t cols,
 }
 
 void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0,
-                       int64_t p1, float* y) {
-  const int64_t weight_bytes = w.bits == 8 ? 512 : 256;
+                       int64_t p1, float* y, uint8_t* /*scratch: the portable tile reads the records as they are*/) {
+  const int64_t weight_bytes = int8_weight_bytes(w.bits);
   for (int64_t p = p0; p < p1; ++p) {
     const int64_t rows = std::min<int64_t>(kPackRows, w.rows - p * kPackRows);
     for (int64_t t = t0; t < t1; ++t) {
@@ -269,6 +269,7 @@ void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, 
             } else {
               const uint8_t byte = rec[64 * (chunk % 4) + lane];
               qw = chunk < 4 ? (byte & 0xF) : (byte >> 4);
+              if (w.bits == 6) qw |= ((rec[256 + 64 * high_bits_vector(chunk) + lane] >> high_bits_shift(chunk)) & 3) << 4;
             }
             (w.sub16 && c >= 16 ? dot2 : dot) += qw * xq[c];
           }

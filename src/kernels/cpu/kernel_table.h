@@ -16,6 +16,25 @@ inline constexpr int64_t kPanelRows = 4;
 // Rows of a packed panel (PackedView) and columns of an Int8 block.
 inline constexpr int64_t kPackRows = 16;
 inline constexpr int64_t kQBlock = 32;
+// Bytes of the weights of one Int8 record (16 rows × 32 columns) of `bits`-bit values (layout in ops.h).
+constexpr int64_t int8_weight_bytes(int bits) { return bits == 8 ? 512 : bits == 6 ? 384 : 256; }
+// 6-bit records: the 2 high bits of chunk j (0–7) lie in the 64-byte vector high_bits_vector(j) after the
+// nibbles, at bits high_bits_shift(j) .. + 1 of each byte: a vector holds the chunks of nibble vectors
+// 2k and 2k + 1, low nibbles at bits 0–3, high nibbles at bits 4–7.
+constexpr int high_bits_vector(int64_t j) { return static_cast<int>(j % 4) / 2; }
+constexpr int high_bits_shift(int64_t j) { return 2 * static_cast<int>(j % 2) + (j >= 4 ? 4 : 0); }
+
+// The prefill tiles over 6-bit records first unpack the records of the panels they work on (up to
+// kStripPanels) into the caller's scratch, kStripRecordBytes per record: the 8 chunks of the 8-bit layout
+// holding the stored 6-bit values (their scales stay where they are). Every later group of tokens then
+// loads values instead of rebuilding them; the integer sums, and so the results, are the same.
+inline constexpr int64_t kStripPanels = 3;
+inline constexpr int64_t kStripRecordBytes = 512;
+// Scratch bytes an int8_tile call needs for `w` (64-byte aligned): 0 unless it has 6-bit records.
+inline int64_t int8_scratch_bytes(const PackedView& w) {
+  return w.bits == 6 ? kStripPanels * w.blocks * kStripRecordBytes : 0;
+}
+
 // Int8 Q4_K/Q6_K records (PackedView::factors, super_scales): bytes of one record's factors, blocks of
 // one 256-column super-block, and floats of one (panel, super-block) entry of d and d2.
 inline constexpr int64_t kFactorBytes = 32;
@@ -95,9 +114,10 @@ struct KernelTable {
   // q = rne(x · (127 / amax)), as ggml's quantize_row_q8_0).
   void (*quantize_rows)(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
                         int32_t* qsum, float* xsum);
-  // y[t, r] for t in [t0, t1) and the rows of panels [p0, p1) (y has w.rows columns).
+  // y[t, r] for t in [t0, t1) and the rows of panels [p0, p1) (y has w.rows columns); scratch holds
+  // int8_scratch_bytes(w) bytes.
   void (*int8_tile)(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0,
-                    int64_t p1, float* y);
+                    int64_t p1, float* y, uint8_t* scratch);
   // Rounds tokens [t0, t1) of x to bf16, cols_padded values each (zero past cols).
   void (*bf16_rows)(const float* x, int64_t t0, int64_t t1, int64_t cols, int64_t cols_padded, uint16_t* out);
   // y[t, r] for t in [t0, t1), panels [p0, p1); xb holds bf16 activations, cols_padded per token.
@@ -119,7 +139,7 @@ const KernelTable& avx512_table();
 void quantize_rows_generic(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
                            int32_t* qsum, float* xsum);
 void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0,
-                       int64_t p1, float* y);
+                       int64_t p1, float* y, uint8_t* scratch);
 void bf16_rows_generic(const float* x, int64_t t0, int64_t t1, int64_t cols, int64_t cols_padded, uint16_t* out);
 void bf16_tile_generic(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                        float* y);
@@ -133,7 +153,7 @@ bool cpu_has_avx512_bf16();
 void quantize_rows_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
                           int32_t* qsum, float* xsum);
 void int8_tile_avx512vnni(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0,
-                          int64_t p1, float* y);
+                          int64_t p1, float* y, uint8_t* scratch);
 void bf16_rows_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, int64_t cols_padded, uint16_t* out);
 void bf16_tile_avx512bf16(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0,
                           int64_t p1, float* y);

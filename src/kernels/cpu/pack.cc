@@ -43,9 +43,18 @@ struct BlockParts {
 bool factored_scales(WeightType t) { return t == WeightType::Q4_K || t == WeightType::Q6_K; }
 
 int pack_offset(const WeightMatrix& w) {
-  if (w.type == WeightType::Q8_0 || w.type == WeightType::Q6_K) return 128;
+  if (w.type == WeightType::Q8_0) return 128;
+  if (w.type == WeightType::Q6_K) return 32;
   if (w.type == WeightType::Q4_0) return 8;
   return 0;
+}
+
+// Bits of the stored values of `w`'s Int8 records: 8 (Q8_0, MLX 8-bit), 6 (Q6_K, MLX 6-bit) or 4.
+int pack_bits(const WeightMatrix& w) {
+  if (w.type == WeightType::Q8_0) return 8;
+  if (w.type == WeightType::Q6_K) return 6;
+  if (w.type == WeightType::MlxAffine) return w.bits;
+  return 4;
 }
 
 void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
@@ -93,7 +102,7 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
         const int e = e0 + i, half = e / 128, k = e % 128, quarter = k / 32, l = k % 32;
         const int low = (sb[half * 64 + (quarter % 2) * 32 + l] >> (4 * (quarter / 2))) & 0xF;
         const int high = (sb[128 + half * 32 + l] >> (2 * quarter)) & 3;
-        out.q[i] = static_cast<uint8_t>((low | (high << 4)) - 32 + 128);
+        out.q[i] = static_cast<uint8_t>(low | (high << 4));
       }
       return;
     }
@@ -101,10 +110,12 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
       const int64_t g = r * w.groups_per_row() + c0 / w.group_size;
       out.scale = w.scales[g];
       out.min = w.biases[g];
-      const auto* bytes = reinterpret_cast<const uint8_t*>(w.packed + r * w.packed_row_words());
-      for (int i = 0; i < kQBlock; ++i) {
-        const int64_t c = c0 + i;
-        out.q[i] = w.bits == 8 ? bytes[c] : static_cast<uint8_t>((bytes[c / 2] >> (4 * (c % 2))) & 0xF);
+      const uint32_t* row = w.packed + r * w.packed_row_words();
+      for (int i = 0; i < kQBlock; ++i) {  // value c at bits c · bits .. of the row, LSB first
+        const int64_t bit = (c0 + i) * w.bits;
+        uint64_t v = row[bit / 32] >> (bit % 32);
+        if (bit % 32 + w.bits > 32) v |= static_cast<uint64_t>(row[bit / 32 + 1]) << (32 - bit % 32);
+        out.q[i] = static_cast<uint8_t>(v & ((1u << w.bits) - 1u));
       }
       return;
     }
@@ -140,7 +151,8 @@ PackKind preferred_pack(const WeightMatrix& w) {
     case WeightType::Q6_K:
       return w.cols % kQBlock == 0 ? PackKind::Int8 : PackKind::None;
     case WeightType::MlxAffine:
-      return (w.bits == 4 || w.bits == 8) && w.group_size % kQBlock == 0 ? PackKind::Int8 : PackKind::None;
+      return (w.bits == 4 || w.bits == 6 || w.bits == 8) && w.group_size % kQBlock == 0 ? PackKind::Int8
+                                                                                      : PackKind::None;
     case WeightType::BF16:
       if (active_isa() == Isa::Avx512 && cpu::cpu_has_avx512_bf16()) return PackKind::Bf16;
       return active_isa() != Isa::Scalar ? PackKind::Bf16Fma : PackKind::None;
@@ -180,17 +192,15 @@ bool plan_layout(const WeightMatrix& w, PackKind kind, PackedView* v, int64_t& b
     const bool ok = w.cols % kQBlock == 0 &&
                     (w.type == WeightType::Q8_0 || w.type == WeightType::Q4_0 || w.type == WeightType::Q4_K ||
                      w.type == WeightType::Q6_K ||
-                     (w.type == WeightType::MlxAffine && (w.bits == 4 || w.bits == 8) && w.group_size % kQBlock == 0));
+                     (w.type == WeightType::MlxAffine && (w.bits == 4 || w.bits == 6 || w.bits == 8) &&
+                      w.group_size % kQBlock == 0));
     if (!ok) return false;
-    v->bits = (w.type == WeightType::Q8_0 || w.type == WeightType::Q6_K ||
-               (w.type == WeightType::MlxAffine && w.bits == 8))
-                  ? 8
-                  : 4;
+    v->bits = pack_bits(w);
     v->offset = pack_offset(w);
     v->has_mins = w.type == WeightType::Q4_K || w.type == WeightType::MlxAffine;
     v->sub16 = w.type == WeightType::Q6_K;
     v->blocks = w.cols / kQBlock;
-    const int64_t weight_bytes = v->bits == 8 ? 512 : 256;
+    const int64_t weight_bytes = cpu::int8_weight_bytes(v->bits);
     const int64_t records = v->panels * v->blocks;
     if (factored_scales(w.type)) {  // factors and d/d2 beside the records (ops.h)
       if (v->blocks % kSuperBlocks != 0) return false;
@@ -230,7 +240,7 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
   std::memset(storage, 0, static_cast<std::size_t>(bytes));
   const PackedView& pv = *v;
   if (kind == PackKind::Int8) {
-    const int64_t weight_bytes = pv.bits == 8 ? 512 : 256;
+    const int64_t weight_bytes = cpu::int8_weight_bytes(pv.bits);
     uint8_t* const beside = storage + pv.panels * pv.blocks * pv.block_stride;  // after the records
     uint16_t* half_scales = nullptr;
     int8_t* factors = nullptr;
@@ -256,11 +266,13 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
             const auto q = static_cast<uint8_t>(parts.q[c]);
             if (pv.bits == 8) {
               rec[64 * chunk + lane] = q;
-            } else if (chunk < 4) {
-              rec[64 * chunk + lane] |= q;
-            } else {
-              rec[64 * (chunk - 4) + lane] |= static_cast<uint8_t>(q << 4);
+              continue;
             }
+            // 4 and 6 bits: the low 4 bits in the nibbles, 6 bits: the 2 high bits in the fields after them
+            rec[64 * (chunk % 4) + lane] |= static_cast<uint8_t>((q & 0xF) << (chunk < 4 ? 0 : 4));
+            if (pv.bits == 6)
+              rec[256 + 64 * cpu::high_bits_vector(chunk) + lane] |=
+                  static_cast<uint8_t>((q >> 4) << cpu::high_bits_shift(chunk));
           }
           if (half_scales != nullptr) {
             half_scales[(p * pv.blocks + b) * kPackRows + i] = f32_to_f16(parts.scale);  // exact: an fp16 scale

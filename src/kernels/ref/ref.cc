@@ -82,6 +82,22 @@ float ggml_weight_at(const WeightMatrix& w, int64_t r, int64_t c) {
 
 }  // namespace
 
+namespace {
+
+// The stored integer of (r, c) of an MLX matrix: bits c · bits .. of its row, LSB first (a value may
+// straddle two words: 3, 5 and 6 bits).
+uint32_t mlx_value(const WeightMatrix& w, int64_t r, int64_t c) {
+  const uint32_t* row = w.packed + r * w.packed_row_words();
+  const int64_t bit = c * w.bits;
+  const int64_t word = bit / 32;
+  const int shift = static_cast<int>(bit % 32);
+  uint64_t v = row[word] >> shift;
+  if (shift + w.bits > 32) v |= static_cast<uint64_t>(row[word + 1]) << (32 - shift);
+  return static_cast<uint32_t>(v) & ((1u << w.bits) - 1u);
+}
+
+}  // namespace
+
 float weight_at(const WeightMatrix& w, int64_t r, int64_t c) {
   switch (w.type) {
     case WeightType::F32:
@@ -89,13 +105,7 @@ float weight_at(const WeightMatrix& w, int64_t r, int64_t c) {
     case WeightType::BF16:
       return bf16_to_f32(w.bf16[r * w.cols + c]);
     case WeightType::MlxAffine: {
-      const uint32_t* row = w.packed + r * w.packed_row_words();
-      const int64_t bit = c * w.bits;
-      const int64_t word = bit / 32;
-      const int shift = static_cast<int>(bit % 32);
-      uint64_t v = row[word] >> shift;
-      if (shift + w.bits > 32) v |= static_cast<uint64_t>(row[word + 1]) << (32 - shift);
-      const uint32_t q = static_cast<uint32_t>(v) & ((1u << w.bits) - 1u);
+      const uint32_t q = mlx_value(w, r, c);
       const int64_t g = r * w.groups_per_row() + c / w.group_size;
       const float scaled = w.scales[g] * static_cast<float>(q);
       return scaled + w.biases[g];
@@ -167,9 +177,7 @@ void int8_parts(const WeightMatrix& w, int64_t r, int64_t c, double& scaled, dou
     case WeightType::MlxAffine: {
       const int64_t g = r * w.groups_per_row() + c / w.group_size;
       // weight_at = fp32(fp32(s · q) + b); recover q from the stream instead.
-      const uint32_t* row = w.packed + r * w.packed_row_words();
-      const int64_t bit = c * w.bits;
-      const uint32_t q = (row[bit / 32] >> (bit % 32)) & ((1u << w.bits) - 1u);
+      const uint32_t q = mlx_value(w, r, c);
       scaled = static_cast<double>(w.scales[g]) * q;
       min = w.biases[g];
       return;
