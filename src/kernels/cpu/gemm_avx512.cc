@@ -35,7 +35,7 @@ inline void store_rows(float* dst, __m512 v, int64_t r0, int64_t rows) {
 // SUB (sub16, Q6_K: 6-bit with an offset): columns 0–15 and 16–31 keep separate sums (chunks 0–3 and
 // 4–7), each starting from −offset · its half's Σq and scaled by its own scale; then S is 2, one per half.
 // 6-bit values are the 4-bit layout's nibbles with their 2 high bits moved in (3 instructions per chunk),
-// or, with STRIP, loaded from the panels' records unpacked into `strip` (kernel_table.h).
+// or, with STRIP, the panels' records unpacked into `strip` (kernel_table.h), read as 8-bit ones.
 
 template <int RP, int TB, int BITS, bool MINS, bool OFF, int S = 1, bool SUB = false, bool STRIP = false>
 void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, float* y,
@@ -98,7 +98,7 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
       }
     }
     const int8_t* xb = xq + b * kQBlock;
-    if constexpr (BITS == 8) {
+    if constexpr (BITS == 8 || STRIP) {  // 8 chunks of 8-bit values (STRIP: unpacked 6-bit ones)
 #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {
         __m512i wv[RP];
@@ -122,10 +122,7 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
 #pragma GCC unroll 4
         for (int i = 0; i < RP; ++i) {
           const __m512i v = _mm512_load_si512(base[i] + b * bs + 64 * j);
-          if constexpr (STRIP) {
-            lo[i] = v;
-            hi[i] = _mm512_load_si512(base[i] + b * bs + 64 * (j + 4));
-          } else if constexpr (BITS == 6) {
+          if constexpr (BITS == 6) {
             // (nibbles & 0x0F) | (high bits moved to bits 4–5): vpternlogd 0xEC is (A & C) | B.
             const __m512i h = _mm512_load_si512(base[i] + b * bs + 256 + 64 * high_bits_vector(j));
             const __m512i hl = j % 2 == 0 ? _mm512_slli_epi16(h, 4) : _mm512_slli_epi16(h, 2);
