@@ -270,7 +270,7 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
   for (int h = 0; h < RH; ++h)
     rec[h] = (STRIP ? strip + ((g0 + h) / 2 - g0 / 2) * w.blocks * bs : w.data + (g0 + h) / 2 * w.blocks * bs) +
              32 * ((g0 + h) % 2);
-  // Σ u·x − offset · Σx = Σ (u − bias) · x + (bias − offset) · Σx, bias 128 for 8-bit weights (0 for 4-bit).
+  // Σ u·x − offset · Σx = Σ (u − bias) · x + (bias − offset) · Σx, bias 128 for 8-bit weights (else 0).
   const int32_t corr = (BITS == 8 ? 128 : 0) - w.offset;
   const __m256i ones = _mm256_set1_epi16(1);
   const __m256i low4 = _mm256_set1_epi8(0x0F);
