@@ -58,12 +58,12 @@ def run(cmd, env=None, timeout=None):
     return p.stdout, time.perf_counter() - t0
 
 
-CONVERT_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_k")  # what `verdict convert --type` writes
+CONVERT_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q6_k")  # what `verdict convert --type` writes
 
 
 def ensure_files(verdict, cache, shape, types, llama_bin=None):
     """SHAPE-TYPE.gguf for each type: written by `verdict convert`, or for llama.cpp's mixed recipes (q4_k_m,
-    q5_k_m, q6_k, ...) by `llama-quantize SHAPE-bf16.gguf OUT TYPE` (build it once in the peer's tree:
+    q5_k_m, q3_k_m, ...) by `llama-quantize SHAPE-bf16.gguf OUT TYPE` (build it once in the peer's tree:
     `cmake --build <llama.cpp>/build --target llama-quantize`)."""
     ckpt = cache / shape
     if not (ckpt / "config.json").exists():

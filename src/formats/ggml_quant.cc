@@ -195,6 +195,96 @@ void quantize_q4_k(const float* x, int64_t n, uint8_t* out) {
   }
 }
 
+// The scale of one 16-value sub-block of a Q6_K block at signed levels −32..31 (ggml's make_qx_quants
+// with nmax 32 and x² weights): start at −32 / (the value of largest magnitude), then try 18 nearby
+// scales and keep the one whose weighted least-squares fit explains the most (largest Σ(w·x·l)² / Σ(w·l²)).
+// Writes the levels + 32 into `levels`; returns the fitted scale (0 for an all-zero sub-block).
+float fit_q6_scale(const float* x, uint8_t* levels) {
+  constexpr int n = 16, nmax = 32;
+  float amax = 0, max = 0;
+  for (int i = 0; i < n; ++i)
+    if (std::fabs(x[i]) > amax) {
+      amax = std::fabs(x[i]);
+      max = x[i];
+    }
+  if (amax < 1e-15f) {
+    std::fill(levels, levels + n, uint8_t{0});
+    return 0.0f;
+  }
+  const auto level = [](float v) { return std::clamp(nearest_int(v), -nmax, nmax - 1); };
+  // Σ w·x·l and Σ w·l² at inverse scale `iscale`, w = x².
+  const auto sums = [&](float iscale, float& sum_lx, float& sum_l2) {
+    sum_lx = sum_l2 = 0;
+    for (int i = 0; i < n; ++i) {
+      const int l = level(iscale * x[i]);
+      const float w = x[i] * x[i];
+      sum_lx += w * x[i] * static_cast<float>(l);
+      sum_l2 += w * static_cast<float>(l) * static_cast<float>(l);
+    }
+  };
+  float iscale = -static_cast<float>(nmax) / max;
+  float sum_lx, sum_l2;
+  sums(iscale, sum_lx, sum_l2);
+  float best_iscale = iscale;
+  float scale = sum_l2 != 0 ? sum_lx / sum_l2 : 0.0f;
+  float best = scale * sum_lx;
+  for (int step = -9; step <= 9; ++step) {
+    if (step == 0) continue;
+    iscale = -(static_cast<float>(nmax) + 0.1f * static_cast<float>(step)) / max;
+    sums(iscale, sum_lx, sum_l2);
+    if (sum_l2 > 0 && sum_lx * sum_lx > best * sum_l2) {
+      best_iscale = iscale;
+      scale = sum_lx / sum_l2;
+      best = scale * sum_lx;
+    }
+  }
+  for (int i = 0; i < n; ++i) levels[i] = static_cast<uint8_t>(level(best_iscale * x[i]) + nmax);
+  return scale;
+}
+
+// Q6_K: sixteen 16-value sub-blocks, each x ≈ d·sc_j·(q − 32) with an int8 sc_j and 6-bit q; d = −(the
+// sub-block scale of largest magnitude) / 128.
+void quantize_q6_k(const float* x, int64_t n, uint8_t* out) {
+  for (int64_t b = 0; b < n / kQK; ++b, x += kQK, out += 210) {
+    uint8_t levels[kQK];
+    float scales[16];
+    float max_scale = 0, max_abs = 0;
+    for (int j = 0; j < 16; ++j) {
+      scales[j] = fit_q6_scale(x + 16 * j, levels + 16 * j);
+      if (std::fabs(scales[j]) > max_abs) {
+        max_abs = std::fabs(scales[j]);
+        max_scale = scales[j];
+      }
+    }
+    std::memset(out, 0, 210);
+    if (max_abs < 1e-15f) continue;  // an all-zero block: d = 0
+    const float iscale = -128.0f / max_scale;
+    store_f16(out + 208, 1 / iscale);
+    auto* sc = reinterpret_cast<int8_t*>(out + 192);
+    for (int j = 0; j < 16; ++j) sc[j] = static_cast<int8_t>(std::min(127, nearest_int(iscale * scales[j])));
+    // Requantize every value with the rounded scales actually stored.
+    for (int j = 0; j < 16; ++j) {
+      const float d = load_f16(out + 208) * static_cast<float>(sc[j]);
+      if (d == 0.0f) continue;
+      for (int l = 0; l < 16; ++l)
+        levels[16 * j + l] = static_cast<uint8_t>(std::clamp(nearest_int(x[16 * j + l] / d), -32, 31) + 32);
+    }
+    // Value e of each 128-value half h: low 4 bits in ql[64h + 32·((e / 32) % 2) + e % 32] (the high nibble
+    // for e ≥ 64), high 2 bits in qh[32h + e % 32] at bits 2·(e / 32).
+    uint8_t* ql = out;
+    uint8_t* qh = out + 128;
+    for (int h = 0; h < 2; ++h, ql += 64, qh += 32) {
+      const uint8_t* L = levels + 128 * h;
+      for (int l = 0; l < 32; ++l) {
+        ql[l] = static_cast<uint8_t>((L[l] & 0xF) | ((L[l + 64] & 0xF) << 4));
+        ql[l + 32] = static_cast<uint8_t>((L[l + 32] & 0xF) | ((L[l + 96] & 0xF) << 4));
+        qh[l] = static_cast<uint8_t>((L[l] >> 4) | ((L[l + 32] >> 4) << 2) | ((L[l + 64] >> 4) << 4) |
+                                     ((L[l + 96] >> 4) << 6));
+      }
+    }
+  }
+}
+
 void check_blocks(GgmlType type, std::size_t n) {
   if (!ggml_row_bytes(type, n))
     throw Error("a row of " + std::to_string(n) + " values is not a whole number of " +
@@ -205,7 +295,7 @@ void check_blocks(GgmlType type, std::size_t n) {
 
 bool ggml_can_quantize(GgmlType t) {
   return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16 || t == GgmlType::Q8_0 ||
-         t == GgmlType::Q4_0 || t == GgmlType::Q4_K;
+         t == GgmlType::Q4_0 || t == GgmlType::Q4_K || t == GgmlType::Q6_K;
 }
 
 void ggml_quantize_row(GgmlType type, std::span<const float> x, uint8_t* out) {
@@ -218,6 +308,7 @@ void ggml_quantize_row(GgmlType type, std::span<const float> x, uint8_t* out) {
     case GgmlType::Q8_0: quantize_q8_0(x.data(), n, out); return;
     case GgmlType::Q4_0: quantize_q4_0(x.data(), n, out); return;
     case GgmlType::Q4_K: quantize_q4_k(x.data(), n, out); return;
+    case GgmlType::Q6_K: quantize_q6_k(x.data(), n, out); return;
     default: throw Error("cannot write " + std::string(ggml_type_name(type)) + " tensors");
   }
 }

@@ -1,5 +1,5 @@
 // ggml block quantization, row by row: the reference quantizers llama.cpp uses when it writes a file
-// (quantize_row_q8_0_ref, quantize_row_q4_0_ref, quantize_row_q4_K_ref in ggml-quants.c, re-implemented
+// (quantize_row_q8_0_ref, _q4_0_ref, _q4_K_ref, _q6_K_ref in ggml-quants.c, re-implemented
 // here from their definitions: same scales, same rounding, same block layout), plus F16 and BF16.
 // A row of n values occupies ggml_row_bytes(type, n) bytes. Reading these blocks back is the kernels'
 // job (kernels::dequantize_row).
@@ -17,7 +17,7 @@
 
 namespace verdict::formats {
 
-// True for the types quantize_row accepts (F32, F16, BF16, Q8_0, Q4_0, Q4_K).
+// True for the types quantize_row accepts (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K).
 bool ggml_can_quantize(GgmlType type);
 
 // Writes `x` (a whole number of blocks) as `type` into `out` (ggml_row_bytes(type, x.size()) bytes).

@@ -161,6 +161,7 @@ void write_dequantized_copy(const std::string& in, const std::string& out) {
       case formats::GgmlType::Q8_0: w.type = kernels::WeightType::Q8_0; break;
       case formats::GgmlType::Q4_0: w.type = kernels::WeightType::Q4_0; break;
       case formats::GgmlType::Q4_K: w.type = kernels::WeightType::Q4_K; break;
+      case formats::GgmlType::Q6_K: w.type = kernels::WeightType::Q6_K; break;
       default: FAIL() << t.name;
     }
     for (int64_t r = 0; r < w.rows; ++r)
@@ -176,7 +177,8 @@ TEST(GgufModel, QuantizedFilesComputeTheirDequantizedModel) {
     double max_rel_vs_golden;  // the quantization's own error on these random-weight models
   };
   for (const Case& c : {Case{"qwen35-tiny", formats::GgmlType::Q8_0, 0.15}, Case{"qwen35-tiny", formats::GgmlType::Q4_0, 1.5},
-                        Case{"qwen35-small", formats::GgmlType::Q4_K, 1.5}}) {
+                        Case{"qwen35-small", formats::GgmlType::Q4_K, 1.5},
+                        Case{"qwen35-small", formats::GgmlType::Q6_K, 0.25}}) {
     const std::string what = c.checkpoint + " " + std::string(formats::ggml_type_name(c.type));
     const TempFile quantized{temp_path(c.checkpoint + "-q-" + std::string(formats::ggml_type_name(c.type)))};
     const TempFile dequantized{temp_path(c.checkpoint + "-dq-" + std::string(formats::ggml_type_name(c.type)))};

@@ -40,6 +40,7 @@ int64_t file_type_id(GgmlType t) {
     case GgmlType::Q4_0: return 2;
     case GgmlType::Q8_0: return 7;
     case GgmlType::Q4_K: return 14;  // LLAMA_FTYPE_MOSTLY_Q4_K_S
+    case GgmlType::Q6_K: return 18;  // LLAMA_FTYPE_MOSTLY_Q6_K
     case GgmlType::BF16: return 32;
     default: throw Error("convert: tensor type " + std::string(formats::ggml_type_name(t)) + " cannot be written");
   }
