@@ -208,8 +208,9 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
 constexpr int kInt8Panels = 3;
 constexpr int kInt8Tokens = 4;
 
-// 6-bit records are unpacked into `scratch` first when at least kStripFromGroups groups of tokens read them.
-constexpr int64_t kStripFromGroups = 2;
+// The prefill tiles unpack 6-bit records into `scratch` first (kernel_table.h); the registers' unpacking
+// serves the GEMV tiles only (fewer template instances, and a tile of more than kInt8GemvTokens tokens
+// reads its records at least twice).
 
 // The 6-bit records of panels [p, p + panels) unpacked into `out` (kernel_table.h), as int8_micro unpacks
 // them.
@@ -240,18 +241,12 @@ void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_
                  uint8_t* scratch) {
   constexpr int S = SUB ? 2 : 1;
   int64_t t = t0;
-  if constexpr (BITS == 6) {
-    static_assert(RP <= kStripPanels);
-    if (t1 - t0 >= kStripFromGroups * kInt8Tokens) {
-      unpack_6bit_panels(w, p, RP, scratch);
-      for (; t + kInt8Tokens <= t1; t += kInt8Tokens)
-        int8_micro<RP, kInt8Tokens, BITS, MINS, OFF, S, SUB, true>(w, a, t, p, y, scratch);
-      with_count(t1 - t, [&]<int TB>() { int8_micro<RP, TB, BITS, MINS, OFF, S, SUB, true>(w, a, t, p, y, scratch); });
-      return;
-    }
-  }
-  for (; t + kInt8Tokens <= t1; t += kInt8Tokens) int8_micro<RP, kInt8Tokens, BITS, MINS, OFF, S, SUB>(w, a, t, p, y);
-  with_count(t1 - t, [&]<int TB>() { int8_micro<RP, TB, BITS, MINS, OFF, S, SUB>(w, a, t, p, y); });
+  constexpr bool kStrip = BITS == 6;
+  static_assert(RP <= kStripPanels);
+  if constexpr (kStrip) unpack_6bit_panels(w, p, RP, scratch);
+  for (; t + kInt8Tokens <= t1; t += kInt8Tokens)
+    int8_micro<RP, kInt8Tokens, BITS, MINS, OFF, S, SUB, kStrip>(w, a, t, p, y, scratch);
+  with_count(t1 - t, [&]<int TB>() { int8_micro<RP, TB, BITS, MINS, OFF, S, SUB, kStrip>(w, a, t, p, y, scratch); });
 }
 
 // GEMV tiles (t1 − t0 ≤ kInt8GemvTokens tokens, as when decoding): every weight byte is read once per call, so the
