@@ -1,6 +1,7 @@
 #include "models/qwen35/gguf_export.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -39,7 +40,7 @@ int64_t file_type_id(GgmlType t) {
     case GgmlType::F16: return 1;
     case GgmlType::Q4_0: return 2;
     case GgmlType::Q8_0: return 7;
-    case GgmlType::Q4_K: return 14;  // LLAMA_FTYPE_MOSTLY_Q4_K_S
+    case GgmlType::Q4_K: return 14;  // LLAMA_FTYPE_MOSTLY_Q4_K_S (15: MOSTLY_Q4_K_M, the recipe)
     case GgmlType::Q6_K: return 18;  // LLAMA_FTYPE_MOSTLY_Q6_K
     case GgmlType::BF16: return 32;
     default: throw Error("convert: tensor type " + std::string(formats::ggml_type_name(t)) + " cannot be written");
@@ -119,7 +120,7 @@ class Exporter {
   std::vector<OutTensor> tensors_;
 };
 
-void add_model_metadata(formats::GgufLayout& out, const formats::TextConfig& t, const Config& c, GgmlType type,
+void add_model_metadata(formats::GgufLayout& out, const formats::TextConfig& t, const Config& c, int64_t file_type,
                         const std::string& name) {
   const std::string p = "qwen35.";
   auto u32 = [](int64_t v) { return GgufValue::u32(static_cast<uint32_t>(v)); };
@@ -141,7 +142,7 @@ void add_model_metadata(formats::GgufLayout& out, const formats::TextConfig& t, 
   out.add_metadata(p + "attention.layer_norm_rms_epsilon", GgufValue::f32(static_cast<float>(c.eps)));
   out.add_metadata(p + "attention.key_length", u32(c.head_dim));
   out.add_metadata(p + "attention.value_length", u32(c.head_dim));
-  out.add_metadata("general.file_type", u32(file_type_id(type)));
+  out.add_metadata("general.file_type", u32(file_type));
   out.add_metadata(p + "ssm.conv_kernel", u32(c.conv_kernel));
   out.add_metadata(p + "ssm.state_size", u32(c.dk));
   out.add_metadata(p + "ssm.group_count", u32(c.nk));
@@ -154,10 +155,26 @@ void add_model_metadata(formats::GgufLayout& out, const formats::TextConfig& t, 
 
 }  // namespace
 
+// The type the Q4_K_M recipe gives the matrix `name` (GGUF name) of a model with `layers` layers.
+GgmlType q4_k_m_type(const std::string& name, int64_t layers, bool tied) {
+  if (name == "output.weight" || (tied && name == "token_embd.weight")) return GgmlType::Q6_K;
+  // blk.<layer>.<role>.weight
+  const std::size_t dot = name.find('.', 4), end = name.find('.', dot + 1);
+  int64_t layer = -1;
+  if (!name.starts_with("blk.") || dot == std::string::npos || end == std::string::npos ||
+      std::from_chars(name.data() + 4, name.data() + dot, layer).ec != std::errc())
+    return GgmlType::Q4_K;
+  const std::string role = name.substr(dot + 1, end - dot - 1);
+  if ((role == "attn_v" || role == "attn_qkv" || role == "ffn_down") && use_more_bits(layer, layers))
+    return GgmlType::Q6_K;
+  return GgmlType::Q4_K;
+}
+
 GgufExportSummary export_gguf(const std::string& in_dir, const std::string& out_path, const GgufExportOptions& options) {
   const GgmlType type = options.type;
   if (!formats::ggml_can_quantize(type))
     throw Error("convert: tensor type " + std::string(formats::ggml_type_name(type)) + " cannot be written");
+  if (options.q4_k_m && type != GgmlType::Q4_K) throw Error("convert: the Q4_K_M recipe writes Q4_K and Q6_K");
   const std::string config_path = in_dir + "/config.json";
   const formats::ModelConfig model = formats::load_model_config(config_path);
   const Config c = make_config(model, config_path);
@@ -213,14 +230,15 @@ GgufExportSummary export_gguf(const std::string& in_dir, const std::string& out_
   std::string name = options.name;
   if (name.empty()) name = std::filesystem::path(in_dir).lexically_normal().filename().string();
   if (name.empty() || name == ".") name = std::filesystem::absolute(in_dir).lexically_normal().parent_path().filename().string();
-  add_model_metadata(layout, t, c, type, name);
+  add_model_metadata(layout, t, c, options.q4_k_m ? 15 : file_type_id(type), name);  // 15: MOSTLY_Q4_K_M
   for (auto& [key, value] : formats::gguf_tokenizer_metadata(in_dir, c.vocab)) layout.add_metadata(key, std::move(value));
 
   GgufExportSummary summary;
   std::vector<GgmlType> types;
   for (const OutTensor& o : tensors) {
     const bool f32 = o.keep_f32 || o.ne.size() == 1;
-    const GgmlType tt = f32 ? GgmlType::F32 : matrix_type(type, o.ne[0]);
+    const GgmlType wanted = options.q4_k_m ? q4_k_m_type(o.name, c.layers, c.tied) : type;
+    const GgmlType tt = f32 ? GgmlType::F32 : matrix_type(wanted, o.ne[0]);
     layout.add_tensor(o.name, tt, o.ne);
     types.push_back(tt);
     ++summary.tensors_by_type[std::string(formats::ggml_type_name(tt))];
