@@ -17,7 +17,7 @@
 namespace verdict::modelgen {
 
 enum class Quantization { None, Mlx4, Mlx6, Mlx8 };
-int quantization_bits(Quantization q);  // 0, 4 or 8
+int quantization_bits(Quantization q);  // 0, 4, 6 or 8
 
 enum class StoredPart {
   Values,       // the values, in the stored dtype

@@ -153,8 +153,6 @@ void add_model_metadata(formats::GgufLayout& out, const formats::TextConfig& t, 
   out.add_metadata("general.quantization_version", u32(2));
 }
 
-}  // namespace
-
 // The type the Q4_K_M recipe gives the matrix `name` (GGUF name) of a model with `layers` layers.
 GgmlType q4_k_m_type(const std::string& name, int64_t layers, bool tied) {
   if (name == "output.weight" || (tied && name == "token_embd.weight")) return GgmlType::Q6_K;
@@ -169,6 +167,8 @@ GgmlType q4_k_m_type(const std::string& name, int64_t layers, bool tied) {
     return GgmlType::Q6_K;
   return GgmlType::Q4_K;
 }
+
+}  // namespace
 
 GgufExportSummary export_gguf(const std::string& in_dir, const std::string& out_path, const GgufExportOptions& options) {
   const GgmlType type = options.type;
