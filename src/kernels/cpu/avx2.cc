@@ -248,6 +248,16 @@ void scale_avx2(int64_t n, float a, float* x) {
 // quantize_rows_avx2 gives the same q, d, qsum and xsum as quantize_rows_avx512: the results are those of
 // the VNNI kernel bit for bit, whatever RH, TB, n or the thread split.
 
+// The 6-bit values of chunks j and j + 4 of a record's half (s = j % 2): the nibbles `v` with the 2 high
+// bits from the record's high-bit vector `h` (kernel_table.h) moved to bits 4–5.
+inline void six_bit_chunks(__m256i v, __m256i h, int s, __m256i& lo, __m256i& hi) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30);
+  const __m256i hl = _mm256_sll_epi16(h, _mm_cvtsi32_si128(4 - 2 * s));
+  const __m256i hh = _mm256_srl_epi16(h, _mm_cvtsi32_si128(2 * s));
+  lo = _mm256_or_si256(_mm256_and_si256(v, low4), _mm256_and_si256(hl, bits45));
+  hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), low4), _mm256_and_si256(hh, bits45));
+}
+
 inline __m256i bcast4(const int8_t* p) {
   int32_t v;
   __builtin_memcpy(&v, p, sizeof v);
@@ -274,7 +284,6 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
   const int32_t corr = (BITS == 8 ? 128 : 0) - w.offset;
   const __m256i ones = _mm256_set1_epi16(1);
   const __m256i low4 = _mm256_set1_epi8(0x0F);
-  const __m256i bits45 = _mm256_set1_epi8(0x30);
   const __m256i bias8 = _mm256_set1_epi8(static_cast<char>(0x80));
   __m256 facc[RH][TB];
 #pragma GCC unroll 8
@@ -325,12 +334,8 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
             hi[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + 64 * (j + 4)));
             continue;
           }
-          const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + 256 + 64 * (j / 2)));
-          // Chunk j's high bits at bits 2 · (j % 2), chunk j + 4's at 4 + 2 · (j % 2): moved to bits 4–5.
-          const __m256i hl = _mm256_sll_epi16(hb, _mm_cvtsi32_si128(4 - 2 * (j % 2)));
-          const __m256i hh = _mm256_srl_epi16(hb, _mm_cvtsi32_si128(2 * (j % 2)));
-          lo[h] = _mm256_or_si256(_mm256_and_si256(v, low4), _mm256_and_si256(hl, bits45));
-          hi[h] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), low4), _mm256_and_si256(hh, bits45));
+          const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + 256 + 64 * high_bits_vector(j)));
+          six_bit_chunks(v, hb, j % 2, lo[h], hi[h]);
         }
 #pragma GCC unroll 8
         for (int tt = 0; tt < TB; ++tt) {
@@ -454,28 +459,17 @@ struct Int8Tile {
 // The 6-bit records of panels [p, p + panels) unpacked into `out` (kernel_table.h), as int8_micro_avx2
 // unpacks them.
 void unpack_6bit_panels(const PackedView& w, int64_t p, int64_t panels, uint8_t* out) {
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  const __m256i bits45 = _mm256_set1_epi8(0x30);
+  const auto at = [](const uint8_t* q) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(q)); };
   for (int64_t r = 0; r < panels * w.blocks; ++r) {
     const uint8_t* rec = w.data + (p * w.blocks + r) * w.block_stride;
     uint8_t* dst = out + r * kStripRecordBytes;
-    for (int half = 0; half < 64; half += 32) {
-#pragma GCC unroll 2
-      for (int k = 0; k < 2; ++k) {
-        const __m256i h = _mm256_load_si256(reinterpret_cast<const __m256i*>(rec + 256 + 64 * k + half));
-        const __m256i fields[4] = {_mm256_slli_epi16(h, 4), _mm256_slli_epi16(h, 2), h, _mm256_srli_epi16(h, 2)};
-#pragma GCC unroll 2
-        for (int s = 0; s < 2; ++s) {
-          const int j = 2 * k + s;  // chunks j (low nibbles) and j + 4 (high nibbles)
-          const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(rec + 64 * j + half));
-          const __m256i lo = _mm256_or_si256(_mm256_and_si256(v, low4), _mm256_and_si256(fields[s], bits45));
-          const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), low4),
-                                             _mm256_and_si256(fields[2 + s], bits45));
-          _mm256_store_si256(reinterpret_cast<__m256i*>(dst + 64 * j + half), lo);
-          _mm256_store_si256(reinterpret_cast<__m256i*>(dst + 64 * (j + 4) + half), hi);
-        }
+    for (int half = 0; half < 64; half += 32)
+      for (int j = 0; j < 4; ++j) {  // chunks j (low nibbles) and j + 4 (high nibbles)
+        __m256i lo, hi;
+        six_bit_chunks(at(rec + 64 * j + half), at(rec + 256 + 64 * high_bits_vector(j) + half), j % 2, lo, hi);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(dst + 64 * j + half), lo);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(dst + 64 * (j + 4) + half), hi);
       }
-    }
   }
 }
 

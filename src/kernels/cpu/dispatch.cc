@@ -63,21 +63,18 @@ const cpu::KernelTable& table_for(Isa isa) {
 
 const cpu::KernelTable& active_table() { return table_for(active_isa()); }
 
-float* panel_scratch(int64_t floats) {
-  thread_local std::vector<float> scratch;
-  if (static_cast<int64_t>(scratch.size()) < floats) scratch.resize(static_cast<std::size_t>(floats));
-  return scratch.data();
-}
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// The calling thread's scratch for int8_tile (cpu::int8_scratch_bytes), 64-byte aligned.
-uint8_t* strip_scratch(int64_t bytes) {
+// The calling thread's scratch of at least `bytes` bytes, 64-byte aligned: the unpacked path's row panels,
+// the Int8 tiles' unpacked 6-bit strips (cpu::int8_scratch_bytes). One matmul uses one of them at a time.
+uint8_t* thread_scratch(int64_t bytes) {
   thread_local std::vector<uint8_t> scratch;
   if (static_cast<int64_t>(scratch.size()) < bytes + 64) scratch.resize(static_cast<std::size_t>(bytes + 64));
   const auto at = reinterpret_cast<std::uintptr_t>(scratch.data());
   return scratch.data() + (64 - at % 64) % 64;
 }
+
+float* panel_scratch(int64_t floats) { return reinterpret_cast<float*>(thread_scratch(floats * 4)); }
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The Int8 / Bf16 tile functions of the active ISA (the AVX-512 VNNI / BF16 ones where the CPU has them).
 auto int8_tile_for(Isa isa) {
@@ -180,7 +177,7 @@ void matmul_packed(const PackedView& w, const float* x, int64_t n, float* y) {
     }
     const int64_t scratch_bytes = cpu::int8_scratch_bytes(w);
     run_packed(w, n, panels, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) {
-      tile(view, a, t0, t1, p0, p1, y, scratch_bytes > 0 ? strip_scratch(scratch_bytes) : nullptr);
+      tile(view, a, t0, t1, p0, p1, y, scratch_bytes > 0 ? thread_scratch(scratch_bytes) : nullptr);
     });
     return;
   }

@@ -15,6 +15,17 @@ namespace {
 
 inline __m512i bcast32(const void* p) { return _mm512_broadcastd_epi32(_mm_loadu_si32(p)); }
 
+// The 6-bit values of chunks j and j + 4 (S = j % 2) of a record: the nibbles `v` with the 2 high bits
+// from the record's high-bit vector `h` (kernel_table.h) moved to bits 4–5; vpternlogd 0xEC is (A & C) | B.
+template <int S>
+inline void six_bit_chunks(__m512i v, __m512i h, __m512i& lo, __m512i& hi) {
+  const __m512i low4 = _mm512_set1_epi8(0x0F), bits45 = _mm512_set1_epi8(0x30);
+  const __m512i hl = S == 0 ? _mm512_slli_epi16(h, 4) : _mm512_slli_epi16(h, 2);
+  const __m512i hh = S == 0 ? h : _mm512_srli_epi16(h, 2);
+  lo = _mm512_ternarylogic_epi32(v, _mm512_and_si512(hl, bits45), low4, 0xEC);
+  hi = _mm512_ternarylogic_epi32(_mm512_srli_epi16(v, 4), _mm512_and_si512(hh, bits45), low4, 0xEC);
+}
+
 // Stores the 16 lanes of one panel (rows r0 .. r0 + 15), only those below `rows`.
 inline void store_rows(float* dst, __m512 v, int64_t r0, int64_t rows) {
   if (r0 + kPackRows <= rows) {
@@ -51,7 +62,6 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
   const int64_t xs = a.cols;
   const int32_t off = OFF ? w.offset : 0;
   const __m512i low4 = _mm512_set1_epi8(0x0F);
-  const __m512i bits45 = _mm512_set1_epi8(0x30);
 
   __m512 facc[RP][TB];
 #pragma GCC unroll 8
@@ -123,12 +133,12 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
         for (int i = 0; i < RP; ++i) {
           const __m512i v = _mm512_load_si512(base[i] + b * bs + 64 * j);
           if constexpr (BITS == 6) {
-            // (nibbles & 0x0F) | (high bits moved to bits 4–5): vpternlogd 0xEC is (A & C) | B.
             const __m512i h = _mm512_load_si512(base[i] + b * bs + 256 + 64 * high_bits_vector(j));
-            const __m512i hl = j % 2 == 0 ? _mm512_slli_epi16(h, 4) : _mm512_slli_epi16(h, 2);
-            const __m512i hh = j % 2 == 0 ? h : _mm512_srli_epi16(h, 2);
-            lo[i] = _mm512_ternarylogic_epi32(v, _mm512_and_si512(hl, bits45), low4, 0xEC);
-            hi[i] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(v, 4), _mm512_and_si512(hh, bits45), low4, 0xEC);
+            if (j % 2 == 0) {
+              six_bit_chunks<0>(v, h, lo[i], hi[i]);
+            } else {
+              six_bit_chunks<1>(v, h, lo[i], hi[i]);
+            }
           } else {
             lo[i] = _mm512_and_si512(v, low4);
             hi[i] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
@@ -215,24 +225,16 @@ constexpr int kInt8Tokens = 4;
 // The 6-bit records of panels [p, p + panels) unpacked into `out` (kernel_table.h), as int8_micro unpacks
 // them.
 void unpack_6bit_panels(const PackedView& w, int64_t p, int64_t panels, uint8_t* out) {
-  const __m512i low4 = _mm512_set1_epi8(0x0F);
-  const __m512i bits45 = _mm512_set1_epi8(0x30);
   for (int64_t r = 0; r < panels * w.blocks; ++r) {
     const uint8_t* rec = w.data + (p * w.blocks + r) * w.block_stride;
     uint8_t* dst = out + r * kStripRecordBytes;
-#pragma GCC unroll 2
-    for (int k = 0; k < 2; ++k) {
+    __m512i chunk[8];
+    for (int k = 0; k < 2; ++k) {  // chunks 2k, 2k + 1 and 2k + 4, 2k + 5
       const __m512i h = _mm512_load_si512(rec + 256 + 64 * k);
-      const __m512i fields[4] = {_mm512_slli_epi16(h, 4), _mm512_slli_epi16(h, 2), h, _mm512_srli_epi16(h, 2)};
-#pragma GCC unroll 2
-      for (int s = 0; s < 2; ++s) {
-        const int j = 2 * k + s;  // chunks j (low nibbles) and j + 4 (high nibbles)
-        const __m512i v = _mm512_load_si512(rec + 64 * j);
-        _mm512_store_si512(dst + 64 * j, _mm512_ternarylogic_epi32(v, _mm512_and_si512(fields[s], bits45), low4, 0xEC));
-        _mm512_store_si512(dst + 64 * (j + 4), _mm512_ternarylogic_epi32(_mm512_srli_epi16(v, 4),
-                                                                          _mm512_and_si512(fields[2 + s], bits45), low4, 0xEC));
-      }
+      six_bit_chunks<0>(_mm512_load_si512(rec + 128 * k), h, chunk[2 * k], chunk[2 * k + 4]);
+      six_bit_chunks<1>(_mm512_load_si512(rec + 128 * k + 64), h, chunk[2 * k + 1], chunk[2 * k + 5]);
     }
+    for (int j = 0; j < 8; ++j) _mm512_store_si512(dst + 64 * j, chunk[j]);
   }
 }
 

@@ -211,14 +211,9 @@ void mlx_dequantize_row_generic(const WeightMatrix& w, int64_t r, float* out) {
   const uint32_t* row = w.packed + r * w.packed_row_words();
   const float* scales = w.scales + r * w.groups_per_row();
   const float* biases = w.biases + r * w.groups_per_row();
-  const uint32_t mask = (1u << w.bits) - 1u;
   for (int64_t c = 0; c < w.cols; ++c) {
-    const int64_t bit = c * w.bits;
-    const int shift = static_cast<int>(bit & 31);
-    uint64_t v = row[bit >> 5] >> shift;
-    if (shift + w.bits > 32) v |= static_cast<uint64_t>(row[(bit >> 5) + 1]) << (32 - shift);
     const int64_t g = c / w.group_size;
-    const float scaled = scales[g] * static_cast<float>(static_cast<uint32_t>(v) & mask);
+    const float scaled = scales[g] * static_cast<float>(mlx_value(row, c, w.bits));
     out[c] = scaled + biases[g];
   }
 }

@@ -16,6 +16,16 @@ inline constexpr int64_t kPanelRows = 4;
 // Rows of a packed panel (PackedView) and columns of an Int8 block.
 inline constexpr int64_t kPackRows = 16;
 inline constexpr int64_t kQBlock = 32;
+// Value c of an MLX row of `bits`-bit values: bits c · bits .. of the row's little-endian stream, least
+// significant first (3, 5 and 6 bits may straddle two words).
+inline uint32_t mlx_value(const uint32_t* row, int64_t c, int bits) {
+  const int64_t bit = c * bits;
+  const int shift = static_cast<int>(bit & 31);
+  uint64_t v = row[bit >> 5] >> shift;
+  if (shift + bits > 32) v |= static_cast<uint64_t>(row[(bit >> 5) + 1]) << (32 - shift);
+  return static_cast<uint32_t>(v) & ((1u << bits) - 1u);
+}
+
 // Bytes of the weights of one Int8 record (16 rows × 32 columns) of `bits`-bit values (layout in ops.h).
 constexpr int64_t int8_weight_bytes(int bits) { return bits == 8 ? 512 : bits == 6 ? 384 : 256; }
 // 6-bit records: the 2 high bits of chunk j (0–7) lie in the 64-byte vector high_bits_vector(j) after the

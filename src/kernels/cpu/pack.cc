@@ -111,12 +111,7 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
       out.scale = w.scales[g];
       out.min = w.biases[g];
       const uint32_t* row = w.packed + r * w.packed_row_words();
-      for (int i = 0; i < kQBlock; ++i) {  // value c at bits c · bits .. of the row, LSB first
-        const int64_t bit = (c0 + i) * w.bits;
-        uint64_t v = row[bit / 32] >> (bit % 32);
-        if (bit % 32 + w.bits > 32) v |= static_cast<uint64_t>(row[bit / 32 + 1]) << (32 - bit % 32);
-        out.q[i] = static_cast<uint8_t>(v & ((1u << w.bits) - 1u));
-      }
+      for (int i = 0; i < kQBlock; ++i) out.q[i] = static_cast<uint8_t>(cpu::mlx_value(row, c0 + i, w.bits));
       return;
     }
     default:
