@@ -26,6 +26,9 @@ enum class WeightType : uint8_t {
          // uint8 qs[128]}: 8 sub-blocks of 32 with 6-bit scale/min (get_scale_min_k4); W = (d·sc)·q − dmin·m
   Q6_K,  // 256-value super-blocks of 210 bytes, ggml's block_q6_K {uint8 ql[128]; uint8 qh[64];
          // int8 scales[16]; f16 d}: W = (d · scale) · (q − 32)
+  Q5_K,  // 256-value super-blocks of 176 bytes, ggml's block_q5_K {f16 d; f16 dmin; uint8 scales[12];
+         // uint8 qh[32]; uint8 qs[128]}: Q4_K's scales and nibbles, plus bit j of qh[l] as bit 4 of value l
+         // of sub-block j; W = (d·sc)·q − dmin·m, q ∈ [0, 31]
 };
 
 // Values per block of a ggml block type (1 for F16 and the non-ggml types).
@@ -35,6 +38,7 @@ constexpr int64_t block_values(WeightType t) {
     case WeightType::Q4_0:
       return 32;
     case WeightType::Q4_K:
+    case WeightType::Q5_K:
     case WeightType::Q6_K:
       return 256;
     default:
@@ -53,6 +57,8 @@ constexpr int64_t block_bytes(WeightType t) {
       return 18;
     case WeightType::Q4_K:
       return 144;
+    case WeightType::Q5_K:
+      return 176;
     case WeightType::Q6_K:
       return 210;
     default:
@@ -68,7 +74,7 @@ constexpr bool is_ggml_type(WeightType t) { return block_bytes(t) > 0; }
 enum class PackKind : uint8_t {
   None,
   // Unsigned 4-, 6- or 8-bit integers in panels of 16 rows, per 32-column block one scale per row (and for
-  // Q4_K/MLX one "min" per row, which multiplies Σx of the block; for Q6_K a second scale, of the block's
+  // Q4_K/Q5_K/MLX one "min" per row, which multiplies Σx of the block; for Q6_K a second scale, of the block's
   // columns 16–31); multiplied with activations quantized to int8 per token and 32-column block
   // (AVX-512 VNNI vpdpbusd, AVX2 vpmaddubsw + vpmaddwd, scalar).
   Int8,
@@ -88,18 +94,19 @@ enum class PackKind : uint8_t {
 //         block_stride bytes at data + (p · blocks + b) · block_stride: the weights (8-bit: 8 chunks of
 //         64 bytes, chunk j = columns 4j .. 4j + 3 of the 16 rows, row i at bytes 4i .. 4i + 3; 4-bit:
 //         4 vectors of 64 bytes whose low nibbles hold chunk j and high nibbles chunk j + 4; 6-bit (Q6_K,
-//         MLX 6-bit): the 4-bit layout of the values' low 4 bits, then 2 vectors of 64 bytes with their
+//         Q5_K, MLX 6-bit): the 4-bit layout of the values' low 4 bits, then 2 vectors of 64 bytes with their
 //         2 high bits, vector k holding chunks 2k, 2k + 1, 2k + 4, 2k + 5 at bits 0–1, 2–3, 4–5, 6–7 of
 //         each byte), then, for MLX records, 16 fp32 scales and 16 fp32 mins (the biases). Q8_0 and Q4_0 records hold only the
 //         weights; their 16 scales, the file's fp16 numbers, are IEEE halves at half_scales + (p · blocks +
 //         b) · 16, an array after the records (decode streams 18 bytes per 32 Q4_0 weights, as the file).
-//         Q4_K and Q6_K records hold only the weights too; their scales stay factored as in the file (per
-//         row and 32 weights Q4_K takes 19 bytes against the file's 18, Q6_K 27 against 26.25):
+//         Q4_K, Q5_K and Q6_K records hold only the weights too; their scales stay factored as in the file
+//         (per row and 32 weights Q4_K takes 19 bytes against the file's 18, Q5_K 27 against 22, Q6_K 27
+//         against 26.25):
 //         factors + (p · blocks + b) · 32 holds 16 int8 "first" factors then 16 "second" ones, and
 //         super_scales + (p · blocks / 8 + b / 8) · 32 the 16 rows' d then d2 of the 256-column super-block
 //         (the file's fp16 values as floats): scale = d · first and second vector = d2 · second, exact
 //         products (11 × 7 bits).
-//         Q4_K: first = sc, second = −m, d2 = dmin (the second vector is the min, −dmin · m); Q6_K: the
+//         Q4_K, Q5_K: first = sc, second = −m, d2 = dmin (the second vector is the min, −dmin · m); Q6_K: the
 //         scales of columns 0–15 and 16–31 (sub16), d2 = d. Stored value = q + offset, offset 128 (Q8_0),
 //         32 (Q6_K: the file's q6, whose q = q6 − 32), 8 (Q4_0) or 0.
 //   Bf16: for panel p, cols_padded / 2 chunks of 64 bytes: chunk k holds columns 2k, 2k + 1 of the 16 rows.
@@ -120,9 +127,9 @@ struct PackedView {
   bool has_mins = false;     // Int8
   bool sub16 = false;        // Int8 (Q6_K, 6-bit): a scale per 16 columns, two per record
   const uint16_t* half_scales = nullptr;  // Int8 Q8_0, Q4_0: the fp16 scales (32-byte aligned)
-  const int8_t* factors = nullptr;         // Int8 Q4_K, Q6_K: the scales' integer factors (32-byte aligned)
-  const float* super_scales = nullptr;     // Int8 Q4_K, Q6_K: their d and d2 (the file's fp16 values)
-  // Int8 Q4_K, Q6_K, set by matmul on its own copy of the view for a product of many tokens: the
+  const int8_t* factors = nullptr;         // Int8 Q4_K, Q5_K, Q6_K: the scales' integer factors (32-byte aligned)
+  const float* super_scales = nullptr;     // Int8 Q4_K, Q5_K, Q6_K: their d and d2 (the file's fp16 values)
+  // Int8 Q4_K, Q5_K, Q6_K, set by matmul on its own copy of the view for a product of many tokens: the
   // products d · first and d2 · second, 16 + 16 floats per record at expanded + (p · blocks + b) · 32
   // (the MLX records' scale layout), so that the tiles do not redo them for every group of tokens.
   const float* expanded = nullptr;
@@ -141,7 +148,7 @@ struct WeightMatrix {
   const float* biases = nullptr;     // MlxAffine: rows · (cols / group_size)
   int bits = 0;                      // MlxAffine: 2, 3, 4, 5, 6 or 8
   int group_size = 0;                // MlxAffine: cols is a multiple of it
-  const uint8_t* blocks = nullptr;   // F16, Q8_0, Q4_0, Q4_K, Q6_K: rows · row_bytes() bytes
+  const uint8_t* blocks = nullptr;   // F16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K: rows · row_bytes() bytes
   // When set (see pack()), matmul uses these repacked weights instead of the fields above; they hold the
   // same matrix. dequantize_row always reads the fields above.
   const PackedView* pack = nullptr;
@@ -176,7 +183,7 @@ void check_weight(const WeightMatrix& w, const char* what);
 //    (fp16 precision, float's range; relative change ≤ 2^−11), so |x − d_b·q| ≤ d_b · (1/2 + 127 · 2^−11)
 //    (to first order; ≤ 0.5625 · d_b); then
 //    y = Σ_b [ s_b · d_b · Σ_c qw_c · q_c + m_b · Σ_{c ∈ b} x_c ] in fp32, the integer sums exact, where
-//    W = s_b · qw + m_b per block (Q8_0/Q4_0: m_b = 0; Q4_K: s_b = d·sc, m_b = −dmin·m; MLX: scale, bias;
+//    W = s_b · qw + m_b per block (Q8_0/Q4_0: m_b = 0; Q4_K, Q5_K: s_b = d·sc, m_b = −dmin·m; MLX: scale, bias;
 //    Q6_K: m_b = 0 and s_b = d·sc per 16-column half, each half's integer sum scaled by its own).
 //    So |y − W·x| ≤ Σ_b 0.5625 · d_b · Σ_{c ∈ b} |s_b qw_c| plus fp32 rounding (ref::matmul_int8 is the
 //    twin). With fp16 scales the int8 sums are those of llama.cpp's Q8_0 and Q4_0 products.
@@ -208,7 +215,7 @@ class PackedWeight {
   int64_t bytes_ = 0;
 };
 
-// Which packed form (if any) pack() chooses for `w` on this machine: Int8 for Q8_0, Q4_0, Q4_K, Q6_K and
+// Which packed form (if any) pack() chooses for `w` on this machine: Int8 for Q8_0, Q4_0, Q4_K, Q5_K, Q6_K and
 // MLX 4/6/8-bit (cols a multiple of 32); Bf16 for BF16 when the CPU has AVX-512 BF16 and the active ISA is
 // AVX-512, else Bf16Fma when it is AVX2 or AVX-512; F16 for F16 when the active ISA is AVX2 or AVX-512
 // (the scalar ISA keeps BF16 and F16 rows unpacked); None otherwise.

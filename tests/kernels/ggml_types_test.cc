@@ -1,4 +1,4 @@
-// The ggml weight types (F16, Q8_0, Q4_0, Q4_K, Q6_K): dequantization against hand-built blocks whose
+// The ggml weight types (F16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K): dequantization against hand-built blocks whose
 // values are worked out here from the format description, and every ISA against the scalar twins.
 #include <gtest/gtest.h>
 
@@ -63,6 +63,8 @@ TEST(GgmlTypes, RowBytes) {
   EXPECT_EQ(w.row_bytes(), 16 * 18);
   w.type = WeightType::Q4_K;
   EXPECT_EQ(w.row_bytes(), 2 * 144);
+  w.type = WeightType::Q5_K;
+  EXPECT_EQ(w.row_bytes(), 2 * 176);
   w.type = WeightType::Q6_K;
   EXPECT_EQ(w.row_bytes(), 2 * 210);
 }
@@ -194,6 +196,37 @@ TEST(GgmlTypes, Q6_KKnownValues) {
   expect_row(view_of(WeightType::Q6_K, 1, 256, b), 0, want, "q6_k");
 }
 
+TEST(GgmlTypes, Q5_KKnownValues) {
+  // One super-block, d = 0.25, dmin = 0.5; sub-block j has scale sc[j], min m[j], and element l of sub-block
+  // j holds q = (3l + 5j) mod 32: its low 4 bits in Q4_K's nibble layout (after the 32 bytes of qh), its bit
+  // 4 in bit j of qh[l]. Value: (d · sc) · q − dmin · m, exact in fp32.
+  const int sc[8] = {2, 63, 17, 40, 33, 1, 62, 9};
+  const int m[8] = {5, 0, 63, 12, 48, 31, 2, 60};
+  std::vector<uint8_t> b(176, 0);
+  put16(b, 0, 0x3400);  // 0.25
+  put16(b, 2, 0x3800);  // 0.5
+  pack_q4k_scales(sc, m, b.data() + 4);
+  std::vector<float> want(256);
+  for (int j = 0; j < 8; ++j)
+    for (int l = 0; l < 32; ++l) {
+      const int q = (3 * l + 5 * j) % 32;
+      uint8_t& byte = b[48 + static_cast<std::size_t>(32 * (j / 2) + l)];
+      byte = static_cast<uint8_t>(j % 2 == 0 ? ((byte & 0xF0) | (q & 0xF)) : ((byte & 0x0F) | ((q & 0xF) << 4)));
+      b[16 + static_cast<std::size_t>(l)] |= static_cast<uint8_t>((q >> 4) << j);
+      want[static_cast<std::size_t>(32 * j + l)] =
+          0.25f * static_cast<float>(sc[j]) * static_cast<float>(q) - 0.5f * static_cast<float>(m[j]);
+    }
+  // Spot values: sub-block 1 (sc 63, m 0), l = 9 → q = 32 mod 32 = 0; l = 10 → q = 3 → 47.25; sub-block 7
+  // (sc 9, m 60), l = 0 → q = 35 mod 32 = 3 → 6.75 − 30; sub-block 6 (sc 62, m 2), l = 1 → q = 33 mod 32 = 1.
+  EXPECT_EQ(want[32 + 9], 0.0f);
+  EXPECT_EQ(want[32 + 10], 47.25f);
+  EXPECT_EQ(want[7 * 32], 6.75f - 30.0f);
+  EXPECT_EQ(want[6 * 32 + 1], 0.25f * 62 - 1.0f);
+  // q = 31 (l = 2, j = 5: 6 + 25), the top of the 5-bit range: 0.25 · 1 · 31 − 0.5 · 31.
+  EXPECT_EQ(want[5 * 32 + 2], 0.25f * 31 - 15.5f);
+  expect_row(view_of(WeightType::Q5_K, 1, 256, b), 0, want, "q5_k");
+}
+
 struct Case {
   WeightType type;
   int64_t rows, cols, n;
@@ -204,7 +237,8 @@ TEST(GgmlTypes, MatmulAndDequantizeMatchReferenceOnEveryIsa) {
                         {WeightType::Q8_0, 7, 96, 5},   {WeightType::Q8_0, 33, 64, 66},
                         {WeightType::Q4_0, 1, 32, 1},   {WeightType::Q4_0, 13, 160, 9},
                         {WeightType::Q4_K, 3, 256, 2},  {WeightType::Q4_K, 17, 512, 7},
-                        {WeightType::Q6_K, 5, 256, 3},  {WeightType::Q6_K, 9, 768, 4}};
+                        {WeightType::Q6_K, 5, 256, 3},  {WeightType::Q6_K, 9, 768, 4},
+                        {WeightType::Q5_K, 3, 256, 2},  {WeightType::Q5_K, 11, 512, 5}};
   std::mt19937 rng(11);
   for (const Case& k : cases) {
     auto w = make_weight(rng, k.type, k.rows, k.cols);

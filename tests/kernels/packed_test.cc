@@ -79,7 +79,8 @@ const Int8Case kInt8Cases[] = {
     {WeightType::MlxAffine, 8, 128, 50, 384, 14}, {WeightType::Q6_K, 0, 0, 5, 256, 3},
     {WeightType::Q6_K, 0, 0, 37, 512, 9},       {WeightType::Q6_K, 0, 0, 16, 768, 1},
     {WeightType::MlxAffine, 6, 32, 11, 96, 5},  {WeightType::MlxAffine, 6, 64, 33, 256, 1},
-    {WeightType::MlxAffine, 6, 128, 20, 384, 9}};
+    {WeightType::MlxAffine, 6, 128, 20, 384, 9}, {WeightType::Q5_K, 0, 0, 3, 256, 2},
+    {WeightType::Q5_K, 0, 0, 37, 512, 11},      {WeightType::Q5_K, 0, 0, 16, 768, 1}};
 
 TEST(PackedInt8, MatchesTwinOnEveryIsaAndContractBoundsTheError) {
   std::mt19937 rng(21);
@@ -128,8 +129,8 @@ struct ExtremeCase {
   int lo, hi;  // stored integer range (Q8_0: the signed q)
 };
 
-// Sets the stored integer of (r, c) to q, and unit scales (Q4_K: sc = m = 1, d = dmin = 1; Q6_K: d = 1,
-// scales 1; MLX: scale 1, bias `bias`) so that W = q (Q4_0: q − 8, Q4_K: q − 1, Q6_K: q − 32, MLX: q + bias).
+// Sets the stored integer of (r, c) to q, and unit scales (Q4_K, Q5_K: sc = m = 1, d = dmin = 1; Q6_K: d = 1,
+// scales 1; MLX: scale 1, bias `bias`) so that W = q (Q4_0: q − 8, Q4_K, Q5_K: q − 1, Q6_K: q − 32, MLX: q + bias).
 void put_q(testing::RandomWeight& w, int64_t r, int64_t c, int q) {
   const WeightMatrix& v = w.view;
   const auto rb = static_cast<std::size_t>(v.row_bytes());
@@ -147,6 +148,14 @@ void put_q(testing::RandomWeight& w, int64_t r, int64_t c, int q) {
     case WeightType::Q4_K: {
       const std::size_t i = col % 256;
       nibble(w.blocks[row + col / 256 * 144 + 16 + i / 64 * 32 + i % 32], (i / 32) % 2 == 1, q);
+      break;
+    }
+    case WeightType::Q5_K: {  // the low 4 bits as Q4_K's nibbles (after the 32 bytes of qh), bit 4 in bit i / 32 of qh
+      uint8_t* b = w.blocks.data() + row + col / 256 * 176;
+      const std::size_t i = col % 256, j = i / 32;
+      nibble(b[48 + i / 64 * 32 + i % 32], j % 2 == 1, q & 0xF);
+      uint8_t& hi = b[16 + i % 32];
+      hi = static_cast<uint8_t>((hi & ~(1u << j)) | ((q >> 4) << j));
       break;
     }
     case WeightType::Q6_K: {  // the low 4 bits in ql, the high 2 in qh (ggml's block_q6_K)
@@ -195,7 +204,7 @@ void unit_scales(testing::RandomWeight& w, float bias) {
       continue;
     }
     put_one(at);
-    if (v.type == WeightType::Q4_K) {
+    if (v.type == WeightType::Q4_K || v.type == WeightType::Q5_K) {
       put_one(at + 2);
       // get_scale_min_k4: sub-blocks 0–3 take sc = scales[j] & 63, m = scales[j + 4] & 63; 4–7 the nibbles
       // of scales[j + 4] (and bits 6–7 of scales[j − 4], scales[j], here 0).
@@ -210,6 +219,7 @@ TEST(PackedInt8, ExtremeValuesGiveExactIntegerSumsOnEveryIsa) {
                                {WeightType::Q4_0, 0, 0, 37, 96, 0, 15},
                                {WeightType::Q4_K, 0, 0, 37, 256, 0, 15},
                                {WeightType::Q6_K, 0, 0, 37, 512, 0, 63},
+                               {WeightType::Q5_K, 0, 0, 37, 512, 0, 31},
                                {WeightType::MlxAffine, 8, 32, 37, 96, 0, 255},
                                {WeightType::MlxAffine, 4, 32, 37, 96, 0, 15},
                                {WeightType::MlxAffine, 8, 64, 16, 64, 0, 255},
@@ -232,7 +242,7 @@ TEST(PackedInt8, ExtremeValuesGiveExactIntegerSumsOnEveryIsa) {
     ref::int8_parts(w.view, 1, 0, scaled, min);  // the setters hit the intended bottom value
     ASSERT_EQ(scaled + min, k.type == WeightType::Q8_0 ? -128.0
                             : k.type == WeightType::Q4_0 ? -8.0
-                            : k.type == WeightType::Q4_K ? -1.0
+                            : k.type == WeightType::Q4_K || k.type == WeightType::Q5_K ? -1.0
                             : k.type == WeightType::Q6_K ? -32.0
                             : k.bits == 8 ? 1.0 : -1.0) << what;
     PackedWeight p = pack(w.view);
@@ -446,6 +456,7 @@ const PackCase kPackCases[] = {{WeightType::Q8_0, 0, 0, PackKind::Int8},
                                {WeightType::Q4_0, 0, 0, PackKind::Int8},
                                {WeightType::Q4_K, 0, 0, PackKind::Int8},
                                {WeightType::Q6_K, 0, 0, PackKind::Int8},
+                               {WeightType::Q5_K, 0, 0, PackKind::Int8},
                                {WeightType::MlxAffine, 4, 64, PackKind::Int8},
                                {WeightType::MlxAffine, 8, 32, PackKind::Int8},
                                {WeightType::MlxAffine, 6, 64, PackKind::Int8},
@@ -552,10 +563,13 @@ TEST(Packed, PackedBytesIsWhatPackAllocates) {
 
 // Decode streams the packed copy once per token: the packed forms stay within 6 % of the file's bytes
 // (Q8_0 and Q4_0 exactly the file's; Q4_K and Q6_K keep the file's factored scales, 19 bytes per row and
-// 32 weights against 18, and 27 against 26.25).
+// 32 weights against 18, and 27 against 26.25). Q5_K's 5-bit values take 6-bit records: 27 against 22.
 TEST(Packed, QuantizedCopiesStayCloseToTheFilesSize) {
-  const std::pair<WeightType, double> limits[] = {
-      {WeightType::Q8_0, 1.0}, {WeightType::Q4_0, 1.0}, {WeightType::Q4_K, 1.06}, {WeightType::Q6_K, 1.03}};
+  const std::pair<WeightType, double> limits[] = {{WeightType::Q8_0, 1.0},
+                                                  {WeightType::Q4_0, 1.0},
+                                                  {WeightType::Q4_K, 1.06},
+                                                  {WeightType::Q6_K, 1.03},
+                                                  {WeightType::Q5_K, 1.23}};
   for (const auto& [type, limit] : limits) {
     WeightMatrix w;
     w.type = type;

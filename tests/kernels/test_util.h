@@ -107,6 +107,7 @@ inline RandomWeight make_weight(std::mt19937& rng, WeightType type, int64_t rows
             put_half(at, dist(rng) * 0.1f);
             break;
           case WeightType::Q4_K:
+          case WeightType::Q5_K:
             put_half(at, dist(rng) * 0.01f);
             put_half(at + 2, dist(rng) * 0.01f);
             break;

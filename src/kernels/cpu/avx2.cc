@@ -517,7 +517,7 @@ void int8_tile_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int
     } else {
       int8_panels_avx2<8, false>(w, a, t0, t1, p0, p1, y, scratch);
     }
-  } else if (w.bits == 6) {  // MLX 6-bit
+  } else if (w.bits == 6) {  // MLX 6-bit, Q5_K
     int8_panels_avx2<6, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.has_mins) {
     int8_panels_avx2<4, true>(w, a, t0, t1, p0, p1, y, scratch);

@@ -114,7 +114,7 @@ T* thread_buffer(std::vector<T>& v, int64_t count) {
   return v.data();
 }
 
-// Q4_K/Q6_K products of more tokens than the decode sizes get their records' scales expanded to fp32 once
+// Q4_K/Q5_K/Q6_K products of more tokens than the decode sizes get their records' scales expanded to fp32 once
 // per product (PackedView::expanded): 2 products per 32 weights, instead of the tiles' converting them
 // again for every group of 4 tokens. The products are exact either way, so the results do not change.
 constexpr int64_t kExpandFactorsFrom = 4;
@@ -282,6 +282,7 @@ void check_weight(const WeightMatrix& w, const char* what) {
     case WeightType::Q8_0:
     case WeightType::Q4_0:
     case WeightType::Q4_K:
+    case WeightType::Q5_K:
     case WeightType::Q6_K:
       if (w.cols % block_values(w.type) != 0)
         throw Error(name + ": " + std::to_string(w.cols) + " columns are not a multiple of the " +

@@ -374,7 +374,7 @@ void int8_tile_avx512vnni(const PackedView& w, const QuantizedRows& a, int64_t t
     } else {
       int8_offset<8, false>(w, a, t0, t1, p0, p1, y, scratch);
     }
-  } else if (w.bits == 6) {  // MLX 6-bit
+  } else if (w.bits == 6) {  // MLX 6-bit, Q5_K
     int8_panels<6, true, false>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.has_mins) {
     int8_offset<4, true>(w, a, t0, t1, p0, p1, y, scratch);

@@ -121,10 +121,12 @@ float load_half(const uint8_t* p) {
 
 // ggml's dequantize_row_q4_K, one super-block: 4 chunks of 64 values, each two sub-blocks sharing
 // 32 bytes (low nibbles first); scales and mins from get_scale_min_k4.
-void dequantize_q4k_block(const uint8_t* b, float* y) {
+// Q5_K (qh ≠ nullptr: its 32 bytes of fifth bits, sub-block j's in bit j; the nibbles follow them) is
+// ggml's dequantize_row_q5_K: the same steps with q + 16 · bit.
+void dequantize_q4k_block(const uint8_t* b, float* y, const uint8_t* qh = nullptr) {
   const float d = load_half(b), dmin = load_half(b + 2);
   const uint8_t* s = b + 4;
-  const uint8_t* q = b + 16;
+  const uint8_t* q = qh != nullptr ? b + 48 : b + 16;
   for (int chunk = 0; chunk < 4; ++chunk) {
     float dl[2], ml[2];
     for (int h = 0; h < 2; ++h) {
@@ -135,8 +137,10 @@ void dequantize_q4k_block(const uint8_t* b, float* y) {
       ml[h] = dmin * static_cast<float>(m);
     }
     for (int l = 0; l < 32; ++l) {
-      const float lo = dl[0] * static_cast<float>(q[l] & 0xF);
-      const float hi = dl[1] * static_cast<float>(q[l] >> 4);
+      const int fifth_lo = qh != nullptr ? ((qh[l] >> (2 * chunk)) & 1) << 4 : 0;
+      const int fifth_hi = qh != nullptr ? ((qh[l] >> (2 * chunk + 1)) & 1) << 4 : 0;
+      const float lo = dl[0] * static_cast<float>((q[l] & 0xF) | fifth_lo);
+      const float hi = dl[1] * static_cast<float>((q[l] >> 4) | fifth_hi);
       y[l] = lo - ml[0];
       y[32 + l] = hi - ml[1];
     }
@@ -198,6 +202,9 @@ void ggml_dequantize_row_generic(const WeightMatrix& w, int64_t r, float* out) {
       return;
     case WeightType::Q4_K:
       for (int64_t i = 0; i < nb; ++i) dequantize_q4k_block(row + i * 144, out + i * 256);
+      return;
+    case WeightType::Q5_K:
+      for (int64_t i = 0; i < nb; ++i) dequantize_q4k_block(row + i * 176, out + i * 256, row + i * 176 + 16);
       return;
     case WeightType::Q6_K:
       for (int64_t i = 0; i < nb; ++i) dequantize_q6k_block(row + i * 210, out + i * 256);

@@ -170,7 +170,7 @@ void bf16_tile_avx512bf16(const PackedView& w, const uint16_t* xb, int64_t t0, i
 
 // Portable MLX dequantization of any bit width (used by every table for widths without SIMD code).
 void mlx_dequantize_row_generic(const WeightMatrix& w, int64_t r, float* out);
-// Portable dequantization of the ggml types (F16, Q8_0, Q4_0, Q4_K, Q6_K), bit-exact with ggml.
+// Portable dequantization of the ggml types (F16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K), bit-exact with ggml.
 void ggml_dequantize_row_generic(const WeightMatrix& w, int64_t r, float* out);
 
 }  // namespace verdict::kernels::cpu

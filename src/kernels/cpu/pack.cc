@@ -29,8 +29,8 @@ float half_at(const uint8_t* p) {
 }
 
 // One 32-column block of row r as W = scale · q + min with unsigned q (stored value = q + offset; Q8_0,
-// Q4_0: min = 0). Q4_K and Q6_K give the file's factors instead: Q4_K W = (d · first) · q + d2 · second
-// (first = sc, second = −m, d2 = dmin); Q6_K W = (d · first) · q on columns 0–15 and (d · second) · q on
+// Q4_0: min = 0). Q4_K, Q5_K and Q6_K give the file's factors instead: Q4_K, Q5_K W = (d · first) · q +
+// d2 · second (first = sc, second = −m, d2 = dmin); Q6_K W = (d · first) · q on columns 0–15 and (d · second) · q on
 // 16–31 (d2 = d).
 struct BlockParts {
   uint8_t q[kQBlock];
@@ -40,7 +40,7 @@ struct BlockParts {
   float d = 0.0f, d2 = 0.0f;  // the file's fp16 values, exactly
 };
 
-bool factored_scales(WeightType t) { return t == WeightType::Q4_K || t == WeightType::Q6_K; }
+bool factored_scales(WeightType t) { return t == WeightType::Q4_K || t == WeightType::Q5_K || t == WeightType::Q6_K; }
 
 int pack_offset(const WeightMatrix& w) {
   if (w.type == WeightType::Q8_0) return 128;
@@ -49,10 +49,10 @@ int pack_offset(const WeightMatrix& w) {
   return 0;
 }
 
-// Bits of the stored values of `w`'s Int8 records: 8 (Q8_0, MLX 8-bit), 6 (Q6_K, MLX 6-bit) or 4.
+// Bits of the stored values of `w`'s Int8 records: 8 (Q8_0, MLX 8-bit), 6 (Q6_K, Q5_K, MLX 6-bit) or 4.
 int pack_bits(const WeightMatrix& w) {
   if (w.type == WeightType::Q8_0) return 8;
-  if (w.type == WeightType::Q6_K) return 6;
+  if (w.type == WeightType::Q6_K || w.type == WeightType::Q5_K) return 6;
   if (w.type == WeightType::MlxAffine) return w.bits;
   return 4;
 }
@@ -75,8 +75,10 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
       }
       return;
     }
-    case WeightType::Q4_K: {
-      const uint8_t* sb = w.blocks + r * w.row_bytes() + (b / 8) * 144;
+    case WeightType::Q4_K:
+    case WeightType::Q5_K: {  // Q5_K: Q4_K's scales, its 32 bytes of fifth bits (bit j: sub-block j), nibbles
+      const bool q5 = w.type == WeightType::Q5_K;
+      const uint8_t* sb = w.blocks + r * w.row_bytes() + (b / 8) * (q5 ? 176 : 144);
       const int j = static_cast<int>(b % 8);
       const uint8_t* s = sb + 4;
       const int sc = j < 4 ? (s[j] & 63) : ((s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4));
@@ -85,8 +87,11 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
       out.second = static_cast<int8_t>(-m);
       out.d = half_at(sb);
       out.d2 = half_at(sb + 2);
-      const uint8_t* qs = sb + 16 + (j / 2) * 32;
-      for (int l = 0; l < kQBlock; ++l) out.q[l] = static_cast<uint8_t>((qs[l] >> (4 * (j % 2))) & 0xF);
+      const uint8_t* qs = sb + (q5 ? 48 : 16) + (j / 2) * 32;
+      for (int l = 0; l < kQBlock; ++l) {
+        const int fifth = q5 ? ((sb[16 + l] >> j) & 1) << 4 : 0;
+        out.q[l] = static_cast<uint8_t>(((qs[l] >> (4 * (j % 2))) & 0xF) | fifth);
+      }
       return;
     }
     case WeightType::Q6_K: {
@@ -143,6 +148,7 @@ PackKind preferred_pack(const WeightMatrix& w) {
     case WeightType::Q8_0:
     case WeightType::Q4_0:
     case WeightType::Q4_K:
+    case WeightType::Q5_K:
     case WeightType::Q6_K:
       return w.cols % kQBlock == 0 ? PackKind::Int8 : PackKind::None;
     case WeightType::MlxAffine:
@@ -186,13 +192,13 @@ bool plan_layout(const WeightMatrix& w, PackKind kind, PackedView* v, int64_t& b
   if (kind == PackKind::Int8) {
     const bool ok = w.cols % kQBlock == 0 &&
                     (w.type == WeightType::Q8_0 || w.type == WeightType::Q4_0 || w.type == WeightType::Q4_K ||
-                     w.type == WeightType::Q6_K ||
+                     w.type == WeightType::Q5_K || w.type == WeightType::Q6_K ||
                      (w.type == WeightType::MlxAffine && (w.bits == 4 || w.bits == 6 || w.bits == 8) &&
                       w.group_size % kQBlock == 0));
     if (!ok) return false;
     v->bits = pack_bits(w);
     v->offset = pack_offset(w);
-    v->has_mins = w.type == WeightType::Q4_K || w.type == WeightType::MlxAffine;
+    v->has_mins = w.type == WeightType::Q4_K || w.type == WeightType::Q5_K || w.type == WeightType::MlxAffine;
     v->sub16 = w.type == WeightType::Q6_K;
     v->blocks = w.cols / kQBlock;
     const int64_t weight_bytes = cpu::int8_weight_bytes(v->bits);

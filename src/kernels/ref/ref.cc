@@ -40,6 +40,16 @@ void q6k_value(const uint8_t* b, int i, float& ds, int& q) {
   ds = half_at(b + 208) * static_cast<float>(sc[l / 16 + 2 * quad]);
 }
 
+// Value i (0..255) of a Q5_K block b as ggml's dequantize_row_q5_K reads it: sub-block j = i / 32 has
+// Q4_K's 6-bit scale sc and min m; q = (its Q4_K nibble) + 16 · (bit j of qh[i % 32]), W = (d·sc)·q − dmin·m.
+void q5k_value(const uint8_t* b, int i, int& sc, int& m, int& q) {
+  const int j = i / 32;
+  q4k_scale_min(j, b + 4, sc, m);
+  const uint8_t* qh = b + 16;
+  const uint8_t byte = b[48 + (i / 64) * 32 + i % 32];
+  q = (j % 2 == 0 ? (byte & 0xF) : (byte >> 4)) | (((qh[i % 32] >> j) & 1) << 4);
+}
+
 float ggml_weight_at(const WeightMatrix& w, int64_t r, int64_t c) {
   const uint8_t* row = w.blocks + r * w.row_bytes();
   const int64_t bv = block_values(w.type);
@@ -66,6 +76,14 @@ float ggml_weight_at(const WeightMatrix& w, int64_t r, int64_t c) {
       q4k_scale_min(j, scales, sc, m);
       const float d1 = d * static_cast<float>(sc);
       const float m1 = dmin * static_cast<float>(m);
+      const float scaled = d1 * static_cast<float>(q);
+      return scaled - m1;
+    }
+    case WeightType::Q5_K: {
+      int sc = 0, m = 0, q = 0;
+      q5k_value(b, i, sc, m, q);
+      const float d1 = half_at(b) * static_cast<float>(sc);
+      const float m1 = half_at(b + 2) * static_cast<float>(m);
       const float scaled = d1 * static_cast<float>(q);
       return scaled - m1;
     }
@@ -114,6 +132,7 @@ float weight_at(const WeightMatrix& w, int64_t r, int64_t c) {
     case WeightType::Q8_0:
     case WeightType::Q4_0:
     case WeightType::Q4_K:
+    case WeightType::Q5_K:
     case WeightType::Q6_K:
       return ggml_weight_at(w, r, c);
   }
@@ -161,6 +180,14 @@ void int8_parts(const WeightMatrix& w, int64_t r, int64_t c, double& scaled, dou
       q4k_scale_min(j, sb + 4, sc, m);
       const uint8_t byte = sb[16 + (i / 64) * 32 + i % 32];
       const int q = j % 2 == 0 ? (byte & 0xF) : (byte >> 4);
+      scaled = static_cast<double>(half_at(sb) * static_cast<float>(sc)) * q;
+      min = -static_cast<double>(half_at(sb + 2) * static_cast<float>(m));
+      return;
+    }
+    case WeightType::Q5_K: {
+      const uint8_t* sb = w.blocks + r * w.row_bytes() + (c / 256) * 176;
+      int sc = 0, m = 0, q = 0;
+      q5k_value(sb, static_cast<int>(c % 256), sc, m, q);
       scaled = static_cast<double>(half_at(sb) * static_cast<float>(sc)) * q;
       min = -static_cast<double>(half_at(sb + 2) * static_cast<float>(m));
       return;
