@@ -70,10 +70,12 @@ void quantize_q4_0(const float* x, int64_t n, uint8_t* out) {
 }
 
 // The best (scale, min) for one 32-value sub-block at levels 0..nmax: start from the full range, then try
-// 21 slightly stretched ranges and keep the weighted least-squares fit with the smallest weighted
-// squared error (ggml's make_qkx2_quants with rmin −1, rdelta 0.1, 20 steps). Returns the scale and
-// stores −min (a non-negative offset) in `neg_min`.
-float fit_scale_min(const float* x, const float* w, int nmax, uint8_t* levels, float* neg_min) {
+// steps + 1 slightly stretched ranges (nmax + rmin + 0.1 · step levels over it) and keep the weighted
+// least-squares fit with the smallest weighted squared error (ggml's make_qkx2_quants with rdelta 0.1;
+// Q4_K: rmin −1, 20 steps; Q5_K: rmin −0.5, 15 steps). Returns the scale and stores −min (a non-negative
+// offset) in `neg_min`.
+float fit_scale_min(const float* x, const float* w, int nmax, float rmin, int steps, uint8_t* levels,
+                    float* neg_min) {
   constexpr int n = 32;
   float lo = x[0], hi = x[0], sum_w = w[0], sum_x = w[0] * x[0];
   for (int i = 1; i < n; ++i) {
@@ -98,8 +100,8 @@ float fit_scale_min(const float* x, const float* w, int nmax, uint8_t* levels, f
     best += w[i] * (diff * diff);
   }
   uint8_t trial[n];
-  for (int step = 0; step <= 20; ++step) {
-    iscale = (-1.0f + 0.1f * static_cast<float>(step) + static_cast<float>(nmax)) / (hi - lo);
+  for (int step = 0; step <= steps; ++step) {
+    iscale = (rmin + 0.1f * static_cast<float>(step) + static_cast<float>(nmax)) / (hi - lo);
     float sum_l = 0, sum_l2 = 0, sum_xl = 0;
     for (int i = 0; i < n; ++i) {
       const int l = std::clamp(nearest_int(iscale * (x[i] - lo)), 0, nmax);
@@ -145,9 +147,12 @@ void unpack_scale_min(int j, const uint8_t* q, uint8_t* sc, uint8_t* m) {
   }
 }
 
-// Q4_K: eight 32-value sub-blocks, each x ≈ d·sc_j·q − dmin·m_j with 6-bit sc_j, m_j and 4-bit q.
-void quantize_q4_k(const float* x, int64_t n, uint8_t* out) {
-  for (int64_t b = 0; b < n / kQK; ++b, x += kQK, out += 144) {
+// Q4_K (nmax 15) and Q5_K (nmax 31): eight 32-value sub-blocks, each x ≈ d·sc_j·q − dmin·m_j with 6-bit
+// sc_j, m_j and 4- or 5-bit q. Both write d, dmin and the 12 scale bytes first; Q4_K then its 128 bytes of
+// nibbles, Q5_K 32 bytes of fifth bits (sub-block j's in bit j of byte l) before them.
+void quantize_qk_k(const float* x, int64_t n, uint8_t* out, int nmax) {
+  const bool q5 = nmax == 31;
+  for (int64_t b = 0; b < n / kQK; ++b, x += kQK, out += q5 ? 176 : 144) {
     uint8_t levels[kQK];
     float scales[8], mins[8], weights[32];
     float max_scale = 0, max_min = 0;
@@ -157,7 +162,8 @@ void quantize_q4_k(const float* x, int64_t n, uint8_t* out) {
       for (int l = 0; l < 32; ++l) sum_x2 += xs[l] * xs[l];
       const float av_x = std::sqrt(sum_x2 / 32);
       for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(xs[l]);
-      scales[j] = fit_scale_min(xs, weights, 15, levels + 32 * j, &mins[j]);
+      scales[j] = q5 ? fit_scale_min(xs, weights, 31, -0.5f, 15, levels + 32 * j, &mins[j])
+                     : fit_scale_min(xs, weights, 15, -1.0f, 20, levels + 32 * j, &mins[j]);
       max_scale = std::max(max_scale, scales[j]);
       max_min = std::max(max_min, mins[j]);
     }
@@ -187,11 +193,17 @@ void quantize_q4_k(const float* x, int64_t n, uint8_t* out) {
       if (d == 0.0f) continue;
       const float dm = load_f16(out + 2) * static_cast<float>(m);
       for (int l = 0; l < 32; ++l)
-        levels[32 * j + l] = static_cast<uint8_t>(std::clamp(nearest_int((x[32 * j + l] + dm) / d), 0, 15));
+        levels[32 * j + l] = static_cast<uint8_t>(std::clamp(nearest_int((x[32 * j + l] + dm) / d), 0, nmax));
     }
-    uint8_t* q = out + 16;
+    uint8_t* fifth = out + 16;
+    if (q5) std::memset(fifth, 0, 32);
+    uint8_t* q = out + (q5 ? 48 : 16);
     for (int j = 0; j < kQK; j += 64, q += 32)
-      for (int l = 0; l < 32; ++l) q[l] = static_cast<uint8_t>(levels[j + l] | (levels[j + l + 32] << 4));
+      for (int l = 0; l < 32; ++l) {
+        const int lo = levels[j + l], hi = levels[j + l + 32];
+        if (q5) fifth[l] = static_cast<uint8_t>(fifth[l] | ((lo >> 4) << (j / 32)) | ((hi >> 4) << (j / 32 + 1)));
+        q[l] = static_cast<uint8_t>((lo & 0xF) | ((hi & 0xF) << 4));
+      }
   }
 }
 
@@ -295,7 +307,7 @@ void check_blocks(GgmlType type, std::size_t n) {
 
 bool ggml_can_quantize(GgmlType t) {
   return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16 || t == GgmlType::Q8_0 ||
-         t == GgmlType::Q4_0 || t == GgmlType::Q4_K || t == GgmlType::Q6_K;
+         t == GgmlType::Q4_0 || t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K;
 }
 
 void ggml_quantize_row(GgmlType type, std::span<const float> x, uint8_t* out) {
@@ -307,7 +319,8 @@ void ggml_quantize_row(GgmlType type, std::span<const float> x, uint8_t* out) {
     case GgmlType::BF16: for (int64_t i = 0; i < n; ++i) store_u16(out + 2 * i, f32_to_bf16(x[i])); return;
     case GgmlType::Q8_0: quantize_q8_0(x.data(), n, out); return;
     case GgmlType::Q4_0: quantize_q4_0(x.data(), n, out); return;
-    case GgmlType::Q4_K: quantize_q4_k(x.data(), n, out); return;
+    case GgmlType::Q4_K: quantize_qk_k(x.data(), n, out, 15); return;
+    case GgmlType::Q5_K: quantize_qk_k(x.data(), n, out, 31); return;
     case GgmlType::Q6_K: quantize_q6_k(x.data(), n, out); return;
     default: throw Error("cannot write " + std::string(ggml_type_name(type)) + " tensors");
   }

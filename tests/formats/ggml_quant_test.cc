@@ -15,7 +15,7 @@
 namespace verdict::formats {
 namespace {
 
-// quantize_row_q8_0_ref / q4_0_ref / q4_K_ref / q6_K_ref of llama.cpp 80fb11ac (ggml-quants.c) on
+// quantize_row_q8_0_ref / q4_0_ref / q4_K_ref / q5_K_ref / q6_K_ref of llama.cpp 80fb11ac (ggml-quants.c) on
 // x[i] = sinf(i · 0.37) · (1 + i mod 7) · 0.01, i < 256, as hex.
 constexpr const char* kQ8_0 =
     "7e10000d25415b69660a07f6d9b79781f0e8ed00224a7312232b2610ebbcf1ddcabf8110c4da020719314957564103f9"
@@ -32,6 +32,12 @@ constexpr const char* kQ4_K =
     "a7086f14fefff8f9fef9effdee7dfde838587a7c8daebec8c8b775635130170606686a7c9fb9dafa8a99968367351464"
     "24037364677a87b9ea9bbbcac8b69563726050313636588a9cbedfe7f8f79583b775635130170607686a7c9fb9dafa8a"
     "988673573504645446485879ab8c9dadacbccbc9b89765836252333848699badbfdff9f9f89794725037160677787b9e";
+
+constexpr const char* kQ5_K =
+    "80048b14fefef8fbfff8f0fdef6cdedbe1c1c1c183870f0f1f1e1c3c7c78f8f0f0e1e1c1c383870f0f1f1e3e3c7878f8"
+    "70a2f5f92c5e8ea2a17ffbe7b3703e1d0ed0d5fa2f73b5f615222e08cf7c19c85907e7c9cee51073d6386886817d3bd7"
+    "f4d190726d7eb1153a6dafd0f0ef2c177efbd6a2603e0d0ed0d5fa3f72c4f514212d07be6b09c8a98c91b10366093b6a"
+    "396986826f2dcaf7d494766f80c3173b6eafd2e2d12d19f4b06e2c0cfde1f62c";
 
 constexpr const char* kQ6_K =
     "006359e0f6aaa912821d078e76219c4a2570975b200bb634b54c16c3b4ea4fd29f05b08277ae15b9794391dee8bf4791"
@@ -73,6 +79,7 @@ std::vector<float> read_back(GgmlType type, const std::vector<uint8_t>& blocks, 
     case GgmlType::Q8_0: w.type = kernels::WeightType::Q8_0; break;
     case GgmlType::Q4_0: w.type = kernels::WeightType::Q4_0; break;
     case GgmlType::Q4_K: w.type = kernels::WeightType::Q4_K; break;
+    case GgmlType::Q5_K: w.type = kernels::WeightType::Q5_K; break;
     case GgmlType::Q6_K: w.type = kernels::WeightType::Q6_K; break;
     default: ADD_FAILURE() << "type"; break;
   }
@@ -86,6 +93,7 @@ TEST(GgmlQuant, ByteExactWithGgmlReferenceQuantizers) {
   EXPECT_EQ(hex(quantize(GgmlType::Q8_0, x)), kQ8_0);
   EXPECT_EQ(hex(quantize(GgmlType::Q4_0, x)), kQ4_0);
   EXPECT_EQ(hex(quantize(GgmlType::Q4_K, x)), kQ4_K);
+  EXPECT_EQ(hex(quantize(GgmlType::Q5_K, x)), kQ5_K);
   EXPECT_EQ(hex(quantize(GgmlType::Q6_K, x)), kQ6_K);
 }
 
@@ -95,9 +103,9 @@ TEST(GgmlQuant, KernelsReadBackWithinTheRoundingError) {
   for (int trial = 0; trial < 20; ++trial) {
     std::vector<float> x(512);
     for (float& v : x) v = normal(rng) * (trial + 1) * 0.05f;
-    double err2[4] = {0, 0, 0, 0}, ref2 = 0;
-    const GgmlType types[4] = {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_K, GgmlType::Q6_K};
-    for (int k = 0; k < 4; ++k) {
+    double err2[5] = {0, 0, 0, 0, 0}, ref2 = 0;
+    const GgmlType types[5] = {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q5_K};
+    for (int k = 0; k < 5; ++k) {
       const std::vector<float> y = read_back(types[k], quantize(types[k], x), 512);
       for (std::size_t i = 0; i < x.size(); ++i) {
         err2[k] += (double(y[i]) - x[i]) * (double(y[i]) - x[i]);
@@ -108,6 +116,7 @@ TEST(GgmlQuant, KernelsReadBackWithinTheRoundingError) {
     EXPECT_LT(std::sqrt(err2[1] / ref2), 0.10) << trial;   // 4-bit, one scale per 32
     EXPECT_LT(std::sqrt(err2[2] / ref2), 0.08) << trial;   // 4-bit with 6-bit sub-block scales and mins
     EXPECT_LT(std::sqrt(err2[3] / ref2), 0.025) << trial;  // 6-bit with 8-bit scales per 16 values
+    EXPECT_LT(std::sqrt(err2[4] / ref2), 0.04) << trial;   // 5-bit with 6-bit sub-block scales and mins
   }
 }
 
@@ -134,12 +143,14 @@ TEST(GgmlQuant, FloatTypesAndBadInput) {
   EXPECT_EQ(quantize(GgmlType::BF16, {1.0f, -2.0f}), (std::vector<uint8_t>{0x80, 0x3f, 0x00, 0xc0}));
   EXPECT_THROW(quantize(GgmlType::Q8_0, std::vector<float>(31)), Error);
   EXPECT_THROW(quantize(GgmlType::Q6_K, std::vector<float>(128)), Error);
-  EXPECT_THROW(quantize(GgmlType::Q5_K, std::vector<float>(256)), Error);
+  EXPECT_THROW(quantize(GgmlType::Q5_K, std::vector<float>(128)), Error);
+  EXPECT_THROW(quantize(GgmlType::Q5_0, std::vector<float>(256)), Error);  // a type verdict does not write
   // Non-finite weights must not crash (the result is meaningless but defined).
   std::vector<float> bad(256, 1.0f);
   bad[3] = std::numeric_limits<float>::quiet_NaN();
   bad[9] = std::numeric_limits<float>::infinity();
-  for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_K, GgmlType::Q6_K}) EXPECT_NO_THROW(quantize(t, bad));
+  for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K})
+    EXPECT_NO_THROW(quantize(t, bad));
 }
 
 }  // namespace
