@@ -161,6 +161,7 @@ void write_dequantized_copy(const std::string& in, const std::string& out) {
       case formats::GgmlType::Q8_0: w.type = kernels::WeightType::Q8_0; break;
       case formats::GgmlType::Q4_0: w.type = kernels::WeightType::Q4_0; break;
       case formats::GgmlType::Q4_K: w.type = kernels::WeightType::Q4_K; break;
+      case formats::GgmlType::Q5_K: w.type = kernels::WeightType::Q5_K; break;
       case formats::GgmlType::Q6_K: w.type = kernels::WeightType::Q6_K; break;
       default: FAIL() << t.name;
     }
@@ -175,18 +176,19 @@ TEST(GgufModel, QuantizedFilesComputeTheirDequantizedModel) {
     std::string checkpoint;
     formats::GgmlType type;
     double max_rel_vs_golden;  // the quantization's own error on these random-weight models
-    bool q4_k_m = false;
+    bool k_m = false;  // llama-quantize's _K_M mix
   };
   for (const Case& c : {Case{"qwen35-tiny", formats::GgmlType::Q8_0, 0.15}, Case{"qwen35-tiny", formats::GgmlType::Q4_0, 1.5},
                         Case{"qwen35-small", formats::GgmlType::Q4_K, 1.5},
                         Case{"qwen35-small", formats::GgmlType::Q6_K, 0.25},
-                        Case{"qwen35-small", formats::GgmlType::Q4_K, 1.5, true}}) {
-    const std::string what =
-        c.checkpoint + " " + std::string(formats::ggml_type_name(c.type)) + (c.q4_k_m ? " (Q4_K_M)" : "");
-    const std::string tag = std::string(formats::ggml_type_name(c.type)) + (c.q4_k_m ? "-m" : "");
+                        Case{"qwen35-small", formats::GgmlType::Q4_K, 1.5, true},
+                        Case{"qwen35-small", formats::GgmlType::Q5_K, 0.6},
+                        Case{"qwen35-small", formats::GgmlType::Q5_K, 0.6, true}}) {
+    const std::string what = c.checkpoint + " " + std::string(formats::ggml_type_name(c.type)) + (c.k_m ? "_M" : "");
+    const std::string tag = std::string(formats::ggml_type_name(c.type)) + (c.k_m ? "-m" : "");
     const TempFile quantized{temp_path(c.checkpoint + "-q-" + tag)};
     const TempFile dequantized{temp_path(c.checkpoint + "-dq-" + tag)};
-    const GgufExportSummary summary = export_gguf(checkpoint_dir(c.checkpoint), quantized.path, {c.type, "", c.q4_k_m});
+    const GgufExportSummary summary = export_gguf(checkpoint_dir(c.checkpoint), quantized.path, {c.type, "", c.k_m});
     EXPECT_GT(summary.tensors_by_type.at(std::string(formats::ggml_type_name(c.type))), 0) << what;
     write_dequantized_copy(quantized.path, dequantized.path);
     const auto q = Backbone::load(quantized.path);
@@ -203,37 +205,41 @@ TEST(GgufModel, QuantizedFilesComputeTheirDequantizedModel) {
 // The output projection is packed with the layers (the embeddings themselves when tied): logits go
 // through the packed GEMM, while the embedding lookup keeps reading the rows as stored, so the hidden
 // states are those of the unpacked output bit for bit.
-// llama-quantize's Q4_K_M recipe: the layers whose attn_v / attn_qkv and ffn_down get Q6_K, as
-// llama-quantize (llama.cpp 80fb11ac) chose them in its Q4_K_M file of the 24-layer qwen35-0.8b shape, and
-// the recipe on qwen35-small (8 layers, untied: the output matrix Q6_K, the embeddings Q4_K).
-TEST(GgufModel, Q4_K_MGivesQ6_KWhereLlamaQuantizeDoes) {
+// llama-quantize's Q4_K_M and Q5_K_M recipes: the layers whose attn_v / attn_qkv and ffn_down get Q6_K, as
+// llama-quantize (llama.cpp 80fb11ac) chose them in its Q4_K_M and Q5_K_M files of the 24-layer
+// qwen35-0.8b shape, and the recipes on qwen35-small (8 layers, untied: the output matrix Q6_K, the
+// embeddings the base type).
+TEST(GgufModel, K_MRecipesGiveQ6_KWhereLlamaQuantizeDoes) {
   std::vector<int64_t> more_bits;
   for (int64_t i = 0; i < 24; ++i)
     if (use_more_bits(i, 24)) more_bits.push_back(i);
   EXPECT_EQ(more_bits, (std::vector<int64_t>{0, 1, 2, 5, 8, 11, 14, 17, 20, 21, 22, 23}));
 
-  const TempFile out{temp_path("qwen35-small-q4_k_m")};
-  GgufExportOptions options;
-  options.type = formats::GgmlType::Q4_K;
-  options.q4_k_m = true;
-  export_gguf(checkpoint_dir("qwen35-small"), out.path, options);
-  const formats::GgufFile file(out.path);
-  ASSERT_NE(file.find("general.file_type"), nullptr);
-  EXPECT_EQ(file.find("general.file_type")->as_int(), 15);  // LLAMA_FTYPE_MOSTLY_Q4_K_M
-  int q6 = 0, q4 = 0;
-  for (const formats::GgufTensor& t : file.tensors()) {
-    if (t.type == formats::GgmlType::F32) continue;
-    bool more = t.name == "output.weight";
-    for (int64_t layer : {0, 3, 6, 7})  // use_more_bits over 8 layers
-      for (const char* role : {"attn_v", "attn_qkv", "ffn_down"})
-        more = more || t.name == "blk." + std::to_string(layer) + "." + role + ".weight";
-    EXPECT_EQ(t.type, more ? formats::GgmlType::Q6_K : formats::GgmlType::Q4_K) << t.name;
-    (t.type == formats::GgmlType::Q6_K ? q6 : q4) += 1;
+  for (const auto& [base, file_type] : {std::pair{formats::GgmlType::Q4_K, 15}, std::pair{formats::GgmlType::Q5_K, 17}}) {
+    const std::string what(formats::ggml_type_name(base));
+    const TempFile out{temp_path("qwen35-small-k_m-" + what)};
+    GgufExportOptions options;
+    options.type = base;
+    options.k_m = true;
+    export_gguf(checkpoint_dir("qwen35-small"), out.path, options);
+    const formats::GgufFile file(out.path);
+    ASSERT_NE(file.find("general.file_type"), nullptr);
+    EXPECT_EQ(file.find("general.file_type")->as_int(), file_type) << what;  // LLAMA_FTYPE_MOSTLY_Q4_K_M, _Q5_K_M
+    int q6 = 0, rest = 0;
+    for (const formats::GgufTensor& t : file.tensors()) {
+      if (t.type == formats::GgmlType::F32) continue;
+      bool more = t.name == "output.weight";
+      for (int64_t layer : {0, 3, 6, 7})  // use_more_bits over 8 layers
+        for (const char* role : {"attn_v", "attn_qkv", "ffn_down"})
+          more = more || t.name == "blk." + std::to_string(layer) + "." + role + ".weight";
+      EXPECT_EQ(t.type, more ? formats::GgmlType::Q6_K : base) << what << " " << t.name;
+      (t.type == formats::GgmlType::Q6_K ? q6 : rest) += 1;
+    }
+    EXPECT_EQ(q6, 1 + 2 * 4) << what;  // the output matrix; attn_qkv or attn_v, and ffn_down, of 4 layers
+    EXPECT_GT(rest, 0) << what;
+    options.type = formats::GgmlType::Q8_0;
+    EXPECT_THROW(export_gguf(checkpoint_dir("qwen35-small"), out.path, options), Error);
   }
-  EXPECT_EQ(q6, 1 + 2 * 4);  // the output matrix; attn_qkv or attn_v, and ffn_down, of 4 layers
-  EXPECT_GT(q4, 0);
-  options.type = formats::GgmlType::Q8_0;
-  EXPECT_THROW(export_gguf(checkpoint_dir("qwen35-small"), out.path, options), Error);
 }
 
 TEST(GgufModel, PackedOutputProjectionLeavesTheEmbeddingLookupAlone) {

@@ -68,11 +68,11 @@ TEST(GgufModel, TheWeightEstimateIsWhatTheLoadedModelHolds) {
   const std::string dir = ::testing::TempDir() + "/registry_gguf_estimate_" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
   using formats::GgmlType;
-  // Q4_K and Q6_K on qwen35-small, whose rows are whole 256-column super-blocks (qwen35-tiny's 64 are not).
-  const std::pair<const char*, GgmlType> cases[] = {{"qwen35-tiny", GgmlType::F32},  {"qwen35-tiny", GgmlType::F16},
-                                                    {"qwen35-tiny", GgmlType::BF16}, {"qwen35-tiny", GgmlType::Q8_0},
-                                                    {"qwen35-tiny", GgmlType::Q4_0}, {"qwen35-small", GgmlType::Q4_K},
-                                                    {"qwen35-small", GgmlType::Q6_K}};
+  // The K-quants on qwen35-small, whose rows are whole 256-column super-blocks (qwen35-tiny's 64 are not).
+  const std::pair<const char*, GgmlType> cases[] = {
+      {"qwen35-tiny", GgmlType::F32},  {"qwen35-tiny", GgmlType::F16},  {"qwen35-tiny", GgmlType::BF16},
+      {"qwen35-tiny", GgmlType::Q8_0}, {"qwen35-tiny", GgmlType::Q4_0}, {"qwen35-small", GgmlType::Q4_K},
+      {"qwen35-small", GgmlType::Q5_K}, {"qwen35-small", GgmlType::Q6_K}};
   for (const auto& [checkpoint, type] : cases) {
     const std::string path = dir + "/" + checkpoint + "-" + std::string(formats::ggml_type_name(type)) + ".gguf";
     models::qwen35::GgufExportOptions options;

@@ -380,14 +380,14 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
         for (int tt = 0; tt < TB; ++tt) acc[h][tt] = _mm256_madd_epi16(acc[h][tt], ones);
     }
     // The half's 8 scales at sc[h] and its second vector (mins, or the scales of columns 16–31) at
-    // sc[h] + 16: in the record (MLX), or products of the file's factors (Q4_K, Q6_K; exact), expanded
+    // sc[h] + 16: in the record (MLX), or products of the file's factors (Q4_K, Q5_K, Q6_K; exact), expanded
     // by matmul for a product of many tokens, else computed here.
     const float* sc[RH] = {};
     alignas(32) float factored[RH][24];
 #pragma GCC unroll 8
     for (int h = 0; h < RH && (MINS || SUB); ++h) {
       const int64_t panel = (g0 + h) / 2, half = 8 * ((g0 + h) % 2);
-      if (w.expanded != nullptr) {  // the products, expanded by matmul (Q4_K, Q6_K)
+      if (w.expanded != nullptr) {  // the products, expanded by matmul (Q4_K, Q5_K, Q6_K)
         sc[h] = w.expanded + (panel * w.blocks + b) * 2 * kPackRows + half;
       } else if (SUB || w.factors != nullptr) {
         const int8_t* f = w.factors + (panel * w.blocks + b) * kFactorBytes + half;

@@ -69,7 +69,7 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
 #pragma GCC unroll 8
     for (int tt = 0; tt < TB; ++tt) facc[i][tt] = _mm512_setzero_ps();
 
-  // Q4_K, Q6_K: the d and d2 of the current super-block, loaded once per super-block when the tile has
+  // Q4_K, Q5_K, Q6_K: the d and d2 of the current super-block, loaded once per super-block when the tile has
   // registers to spare (one panel: the decode GEMV), else per record.
   constexpr bool kHoistSuper = RP == 1;
   const bool factored = (SUB || (MINS && w.factors != nullptr)) && w.expanded == nullptr;
@@ -78,7 +78,7 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
   };
   __m512 d_super = _mm512_setzero_ps(), d2_super = _mm512_setzero_ps();
   // fp32 scales and second vectors (16 + 16 floats) every `fp32_stride` bytes from fp32[i]: the products
-  // matmul expanded (Q4_K, Q6_K), or the MLX records' own.
+  // matmul expanded (Q4_K, Q5_K, Q6_K), or the MLX records' own.
   const uint8_t* fp32[RP];
   const int64_t fp32_stride = w.expanded != nullptr ? 2 * kPackRows * 4 : w.block_stride;
 #pragma GCC unroll 4
@@ -167,7 +167,7 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
     __m512 sc[RP], second[RP];  // second: the mins (× Σx) or the scales of columns 16–31
 #pragma GCC unroll 4
     for (int i = 0; i < RP; ++i) {
-      if (factored) {  // Q4_K, Q6_K: d · first and d2 · second (exact)
+      if (factored) {  // Q4_K, Q5_K, Q6_K: d · first and d2 · second (exact)
         const int8_t* f = w.factors + ((p + i) * w.blocks + b) * kFactorBytes;
         const auto factor = [](const int8_t* at) {
           return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(at))));

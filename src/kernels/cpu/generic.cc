@@ -278,7 +278,7 @@ void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, 
           float scale, mn = 0.0f;  // mn: the min, or (sub16) the scale of columns 16–31
           if (w.half_scales != nullptr) {  // fp16 scales beside the records (Q8_0, Q4_0)
             scale = f16_to_f32(w.half_scales[(p * w.blocks + b) * kPackRows + i]);
-          } else if (w.factors != nullptr) {  // Q4_K, Q6_K: d · first, d2 · second (exact)
+          } else if (w.factors != nullptr) {  // Q4_K, Q5_K, Q6_K: d · first, d2 · second (exact)
             const int8_t* f = w.factors + (p * w.blocks + b) * kFactorBytes;
             const float* s = w.super_scales + (p * (w.blocks / kSuperBlocks) + b / kSuperBlocks) * kSuperFloats;
             scale = s[i] * static_cast<float>(f[i]);

@@ -41,6 +41,7 @@ int64_t file_type_id(GgmlType t) {
     case GgmlType::Q4_0: return 2;
     case GgmlType::Q8_0: return 7;
     case GgmlType::Q4_K: return 14;  // LLAMA_FTYPE_MOSTLY_Q4_K_S (15: MOSTLY_Q4_K_M, the recipe)
+    case GgmlType::Q5_K: return 16;  // LLAMA_FTYPE_MOSTLY_Q5_K_S (17: MOSTLY_Q5_K_M, the recipe)
     case GgmlType::Q6_K: return 18;  // LLAMA_FTYPE_MOSTLY_Q6_K
     case GgmlType::BF16: return 32;
     default: throw Error("convert: tensor type " + std::string(formats::ggml_type_name(t)) + " cannot be written");
@@ -153,19 +154,20 @@ void add_model_metadata(formats::GgufLayout& out, const formats::TextConfig& t, 
   out.add_metadata("general.quantization_version", u32(2));
 }
 
-// The type the Q4_K_M recipe gives the matrix `name` (GGUF name) of a model with `layers` layers.
-GgmlType q4_k_m_type(const std::string& name, int64_t layers, bool tied) {
+// The type the Q4_K_M (base Q4_K) or Q5_K_M (base Q5_K) recipe gives the matrix `name` (GGUF name) of a
+// model with `layers` layers: llama-quantize treats both alike but for the base type.
+GgmlType k_m_type(GgmlType base, const std::string& name, int64_t layers, bool tied) {
   if (name == "output.weight" || (tied && name == "token_embd.weight")) return GgmlType::Q6_K;
   // blk.<layer>.<role>.weight
   const std::size_t dot = name.find('.', 4), end = name.find('.', dot + 1);
   int64_t layer = -1;
   if (!name.starts_with("blk.") || dot == std::string::npos || end == std::string::npos ||
       std::from_chars(name.data() + 4, name.data() + dot, layer).ec != std::errc())
-    return GgmlType::Q4_K;
+    return base;
   const std::string role = name.substr(dot + 1, end - dot - 1);
   if ((role == "attn_v" || role == "attn_qkv" || role == "ffn_down") && use_more_bits(layer, layers))
     return GgmlType::Q6_K;
-  return GgmlType::Q4_K;
+  return base;
 }
 
 }  // namespace
@@ -174,7 +176,8 @@ GgufExportSummary export_gguf(const std::string& in_dir, const std::string& out_
   const GgmlType type = options.type;
   if (!formats::ggml_can_quantize(type))
     throw Error("convert: tensor type " + std::string(formats::ggml_type_name(type)) + " cannot be written");
-  if (options.q4_k_m && type != GgmlType::Q4_K) throw Error("convert: the Q4_K_M recipe writes Q4_K and Q6_K");
+  if (options.k_m && type != GgmlType::Q4_K && type != GgmlType::Q5_K)
+    throw Error("convert: the _K_M recipes mix Q4_K or Q5_K with Q6_K");
   const std::string config_path = in_dir + "/config.json";
   const formats::ModelConfig model = formats::load_model_config(config_path);
   const Config c = make_config(model, config_path);
@@ -230,14 +233,15 @@ GgufExportSummary export_gguf(const std::string& in_dir, const std::string& out_
   std::string name = options.name;
   if (name.empty()) name = std::filesystem::path(in_dir).lexically_normal().filename().string();
   if (name.empty() || name == ".") name = std::filesystem::absolute(in_dir).lexically_normal().parent_path().filename().string();
-  add_model_metadata(layout, t, c, options.q4_k_m ? 15 : file_type_id(type), name);  // 15: MOSTLY_Q4_K_M
+  // The _K_M recipes' file types: MOSTLY_Q4_K_M = 15, MOSTLY_Q5_K_M = 17 (one above the _K_S ones).
+  add_model_metadata(layout, t, c, file_type_id(type) + (options.k_m ? 1 : 0), name);
   for (auto& [key, value] : formats::gguf_tokenizer_metadata(in_dir, c.vocab)) layout.add_metadata(key, std::move(value));
 
   GgufExportSummary summary;
   std::vector<GgmlType> types;
   for (const OutTensor& o : tensors) {
     const bool f32 = o.keep_f32 || o.ne.size() == 1;
-    const GgmlType wanted = options.q4_k_m ? q4_k_m_type(o.name, c.layers, c.tied) : type;
+    const GgmlType wanted = options.k_m ? k_m_type(type, o.name, c.layers, c.tied) : type;
     const GgmlType tt = f32 ? GgmlType::F32 : matrix_type(wanted, o.ne[0]);
     layout.add_tensor(o.name, tt, o.ne);
     types.push_back(tt);

@@ -11,9 +11,9 @@
 // falls back to Q8_0 (Q4_K), then to F16, as llama.cpp falls back. MLX matrices are dequantized
 // exactly first.
 //
-// The Q4_K_M recipe is llama-quantize's for qwen35 (llama_tensor_get_type): Q4_K, but Q6_K for the output
-// matrix (the embeddings when tied) and, in the layers `use_more_bits` picks (the first and last eighth
-// and every third in between), for attn_v / attn_qkv and ffn_down.
+// The Q4_K_M and Q5_K_M recipes are llama-quantize's for qwen35 (llama_tensor_get_type): Q4_K (Q5_K), but
+// Q6_K for the output matrix (the embeddings when tied) and, in the layers `use_more_bits` picks (the first
+// and last eighth and every third in between), for attn_v / attn_qkv and ffn_down.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -24,9 +24,9 @@
 namespace verdict::models::qwen35 {
 
 struct GgufExportOptions {
-  formats::GgmlType type = formats::GgmlType::F32;  // F32, F16, BF16, Q8_0, Q4_0, Q4_K or Q6_K
+  formats::GgmlType type = formats::GgmlType::F32;  // F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K or Q6_K
   std::string name;                                  // general.name; default: the folder's name
-  bool q4_k_m = false;                               // llama-quantize's Q4_K_M mix (type must be Q4_K)
+  bool k_m = false;  // llama-quantize's Q4_K_M (type Q4_K) or Q5_K_M (type Q5_K) mix
 };
 
 // Whether llama-quantize gives layer i of n more bits in its _M recipes (llama-quant.cpp's use_more_bits).
