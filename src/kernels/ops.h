@@ -94,13 +94,14 @@ enum class PackKind : uint8_t {
 //         block_stride bytes at data + (p · blocks + b) · block_stride: the weights (8-bit: 8 chunks of
 //         64 bytes, chunk j = columns 4j .. 4j + 3 of the 16 rows, row i at bytes 4i .. 4i + 3; 4-bit:
 //         4 vectors of 64 bytes whose low nibbles hold chunk j and high nibbles chunk j + 4; 6-bit (Q6_K,
-//         Q5_K, MLX 6-bit): the 4-bit layout of the values' low 4 bits, then 2 vectors of 64 bytes with their
+//         MLX 6-bit): the 4-bit layout of the values' low 4 bits, then 2 vectors of 64 bytes with their
 //         2 high bits, vector k holding chunks 2k, 2k + 1, 2k + 4, 2k + 5 at bits 0–1, 2–3, 4–5, 6–7 of
-//         each byte), then, for MLX records, 16 fp32 scales and 16 fp32 mins (the biases). Q8_0 and Q4_0 records hold only the
+//         each byte; 5-bit (Q5_K): the 4-bit layout of the low 4 bits, then 1 vector of 64 bytes whose bit j
+//         holds bit 4 of chunk j), then, for MLX records, 16 fp32 scales and 16 fp32 mins (the biases). Q8_0 and Q4_0 records hold only the
 //         weights; their 16 scales, the file's fp16 numbers, are IEEE halves at half_scales + (p · blocks +
 //         b) · 16, an array after the records (decode streams 18 bytes per 32 Q4_0 weights, as the file).
 //         Q4_K, Q5_K and Q6_K records hold only the weights too; their scales stay factored as in the file
-//         (per row and 32 weights Q4_K takes 19 bytes against the file's 18, Q5_K 27 against 22, Q6_K 27
+//         (per row and 32 weights Q4_K takes 19 bytes against the file's 18, Q5_K 23 against 22, Q6_K 27
 //         against 26.25):
 //         factors + (p · blocks + b) · 32 holds 16 int8 "first" factors then 16 "second" ones, and
 //         super_scales + (p · blocks / 8 + b / 8) · 32 the 16 rows' d then d2 of the 256-column super-block
@@ -122,7 +123,7 @@ struct PackedView {
   int64_t blocks = 0;        // Int8: cols / 32
   int64_t block_stride = 0;  // Int8: bytes of one (panel, block) record
   int64_t cols_padded = 0;   // Bf16: cols rounded up to even
-  int bits = 8;              // Int8: 8, 6 or 4
+  int bits = 8;              // Int8: 8, 6, 5 or 4
   int offset = 0;            // Int8: stored = q + offset
   bool has_mins = false;     // Int8
   bool sub16 = false;        // Int8 (Q6_K, 6-bit): a scale per 16 columns, two per record

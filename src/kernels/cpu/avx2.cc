@@ -244,6 +244,7 @@ void scale_avx2(int64_t n, float a, float* x) {
 //    folds them once per block.
 //  * 6-bit: the nibbles with their 2 high bits moved in, u ≤ 63: a pair sum is at most 2 · 63 · 127 =
 //    16002, so two maddubs results add up in int16 and vpmaddwd folds every two (sub16 records: each).
+//    5-bit records (u ≤ 31, fifth bit moved in) take the same steps.
 // Per lane the fp32 steps after each block are those of the AVX-512 kernel (int8_micro), in its order, and
 // quantize_rows_avx2 gives the same q, d, qsum and xsum as quantize_rows_avx512: the results are those of
 // the VNNI kernel bit for bit, whatever RH, TB, n or the thread split.
@@ -258,6 +259,16 @@ inline void six_bit_chunks(__m256i v, __m256i h, int s, __m256i& lo, __m256i& hi
   hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), low4), _mm256_and_si256(hh, bits45));
 }
 
+// The 5-bit values of chunks j and j + 4 of a record's half: the nibbles `v` with bit 4 from bits j and j + 4
+// of the record's fifth-bit vector `h` (as five_bit_chunks in gemm_avx512.cc).
+inline void five_bit_chunks(__m256i v, __m256i h, int j, __m256i& lo, __m256i& hi) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F), bit4 = _mm256_set1_epi8(0x10);
+  const __m256i hl = _mm256_sll_epi16(h, _mm_cvtsi32_si128(4 - j));
+  const __m256i hh = _mm256_srl_epi16(h, _mm_cvtsi32_si128(j));
+  lo = _mm256_or_si256(_mm256_and_si256(v, low4), _mm256_and_si256(hl, bit4));
+  hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), low4), _mm256_and_si256(hh, bit4));
+}
+
 inline __m256i bcast4(const int8_t* p) {
   int32_t v;
   __builtin_memcpy(&v, p, sizeof v);
@@ -266,14 +277,13 @@ inline __m256i bcast4(const int8_t* p) {
 
 // RH half panels from half g0 (rows 8 · g0 ..; half g is panel g / 2, rows 8 · (g % 2) .. + 7 of it) × TB
 // tokens from t. SUB (sub16 records, 6-bit): columns 0–15 and 16–31 of a block sum separately (acc, acc2)
-// and take their own scales. STRIP (6-bit): the values come from the records of panels g0 / 2 .. unpacked
-// into `strip` (kernel_table.h).
+// and take their own scales. STRIP (BITS 6, for 5- and 6-bit records): the values come from the records of
+// panels g0 / 2 .. unpacked into `strip` (kernel_table.h).
 template <int RH, int TB, int BITS, bool MINS, bool SUB = false, bool STRIP = false>
 void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t g0, float* y,
                      const uint8_t* strip = nullptr) {
   static_assert(!SUB || (BITS == 6 && !MINS), "sub16 records are 6-bit without mins");
-  static_assert(!STRIP || BITS == 6, "only 6-bit records are unpacked");
-  constexpr int64_t kWeightBytes = int8_weight_bytes(BITS);
+  static_assert(!STRIP || BITS == 6, "the strip tiles are the 6-bit ones, for 5- and 6-bit records");
   const int64_t bs = STRIP ? kStripRecordBytes : w.block_stride;
   const uint8_t* rec[RH];  // the half's bytes in the record of block 0
 #pragma GCC unroll 4
@@ -321,7 +331,7 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
           }
         }
       }
-    } else if constexpr (BITS == 6) {
+    } else if constexpr (BITS == 6 || BITS == 5) {
 #pragma GCC unroll 1
       for (int j = 0; j < 4; ++j) {
         __m256i lo[RH], hi[RH];
@@ -332,6 +342,10 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
           if constexpr (STRIP) {
             lo[h] = v;
             hi[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + 64 * (j + 4)));
+            continue;
+          }
+          if constexpr (BITS == 5) {
+            five_bit_chunks(v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + kFifthBits)), j, lo[h], hi[h]);
             continue;
           }
           const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + 256 + 64 * high_bits_vector(j)));
@@ -401,7 +415,9 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
         _mm256_store_ps(factored[h] + 16, product(s + kPackRows, f + kPackRows));
         sc[h] = factored[h];
       } else {
-        sc[h] = reinterpret_cast<const float*>(w.data + (panel * w.blocks + b) * w.block_stride + kWeightBytes) + half;
+        sc[h] = reinterpret_cast<const float*>(w.data + (panel * w.blocks + b) * w.block_stride +
+                                               int8_weight_bytes(w.bits)) +
+                half;
       }
     }
 #pragma GCC unroll 8
@@ -456,9 +472,9 @@ struct Int8Tile {
   static constexpr int kTokens = SUB ? 2 : BITS == 4 ? 4 : 3;
 };
 
-// The 6-bit records of panels [p, p + panels) unpacked into `out` (kernel_table.h), as int8_micro_avx2
+// The 5- or 6-bit records of panels [p, p + panels) unpacked into `out` (kernel_table.h), as int8_micro_avx2
 // unpacks them.
-void unpack_6bit_panels(const PackedView& w, int64_t p, int64_t panels, uint8_t* out) {
+void unpack_panels(const PackedView& w, int64_t p, int64_t panels, uint8_t* out) {
   const auto at = [](const uint8_t* q) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(q)); };
   for (int64_t r = 0; r < panels * w.blocks; ++r) {
     const uint8_t* rec = w.data + (p * w.blocks + r) * w.block_stride;
@@ -466,26 +482,30 @@ void unpack_6bit_panels(const PackedView& w, int64_t p, int64_t panels, uint8_t*
     for (int half = 0; half < 64; half += 32)
       for (int j = 0; j < 4; ++j) {  // chunks j (low nibbles) and j + 4 (high nibbles)
         __m256i lo, hi;
-        six_bit_chunks(at(rec + 64 * j + half), at(rec + 256 + 64 * high_bits_vector(j) + half), j % 2, lo, hi);
+        if (w.bits == 5) {
+          five_bit_chunks(at(rec + 64 * j + half), at(rec + kFifthBits + half), j, lo, hi);
+        } else {
+          six_bit_chunks(at(rec + 64 * j + half), at(rec + 256 + 64 * high_bits_vector(j) + half), j % 2, lo, hi);
+        }
         _mm256_store_si256(reinterpret_cast<__m256i*>(dst + 64 * j + half), lo);
         _mm256_store_si256(reinterpret_cast<__m256i*>(dst + 64 * (j + 4) + half), hi);
       }
   }
 }
 
-// Tokens [t0, t1) of RH halves from g0: TB at a time, then the remainder. 6-bit records are unpacked
-// into `scratch` first when at least two groups of tokens read them.
+// Tokens [t0, t1) of RH halves from g0: TB at a time, then the remainder. 5- and 6-bit records are unpacked
+// into `scratch` first when at least two groups of tokens read them, and then read by the 6-bit strip tiles.
 template <int RH, int BITS, bool MINS, bool SUB>
 void int8_tokens_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t g0, float* y,
                       uint8_t* scratch) {
   constexpr int TB = Int8Tile<BITS, SUB>::kTokens;
   int64_t t = t0;
-  if constexpr (BITS == 6) {
+  if constexpr (BITS == 6 || BITS == 5) {
     if (t1 - t0 >= 2 * TB) {
-      unpack_6bit_panels(w, g0 / 2, (g0 + RH - 1) / 2 - g0 / 2 + 1, scratch);
-      for (; t + TB <= t1; t += TB) int8_micro_avx2<RH, TB, BITS, MINS, SUB, true>(w, a, t, g0, y, scratch);
+      unpack_panels(w, g0 / 2, (g0 + RH - 1) / 2 - g0 / 2 + 1, scratch);
+      for (; t + TB <= t1; t += TB) int8_micro_avx2<RH, TB, 6, MINS, SUB, true>(w, a, t, g0, y, scratch);
       with_count(t1 - t, [&]<int N>() {
-        if constexpr (N < TB) int8_micro_avx2<RH, N, BITS, MINS, SUB, true>(w, a, t, g0, y, scratch);
+        if constexpr (N < TB) int8_micro_avx2<RH, N, 6, MINS, SUB, true>(w, a, t, g0, y, scratch);
       });
       return;
     }
@@ -517,8 +537,10 @@ void int8_tile_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int
     } else {
       int8_panels_avx2<8, false>(w, a, t0, t1, p0, p1, y, scratch);
     }
-  } else if (w.bits == 6) {  // MLX 6-bit, Q5_K
+  } else if (w.bits == 6) {  // MLX 6-bit
     int8_panels_avx2<6, true>(w, a, t0, t1, p0, p1, y, scratch);
+  } else if (w.bits == 5) {  // Q5_K
+    int8_panels_avx2<5, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.has_mins) {
     int8_panels_avx2<4, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else {

@@ -26,6 +26,17 @@ inline void six_bit_chunks(__m512i v, __m512i h, __m512i& lo, __m512i& hi) {
   hi = _mm512_ternarylogic_epi32(_mm512_srli_epi16(v, 4), _mm512_and_si512(hh, bits45), low4, 0xEC);
 }
 
+// The 5-bit values of chunks j and j + 4 of a record: the nibbles `v` with bit 4 from bits j and j + 4 of the
+// record's fifth-bit vector `h` (kernel_table.h). The 16-bit shifts never carry a bit across bytes that
+// survives the mask: byte bit 4 comes from bit j (left by 4 − j) or bit j + 4 (right by j) of the same byte.
+inline void five_bit_chunks(__m512i v, __m512i h, int j, __m512i& lo, __m512i& hi) {
+  const __m512i low4 = _mm512_set1_epi8(0x0F), bit4 = _mm512_set1_epi8(0x10);
+  const __m512i hl = _mm512_sll_epi16(h, _mm_cvtsi32_si128(4 - j));
+  const __m512i hh = _mm512_srl_epi16(h, _mm_cvtsi32_si128(j));
+  lo = _mm512_ternarylogic_epi32(v, _mm512_and_si512(hl, bit4), low4, 0xEC);
+  hi = _mm512_ternarylogic_epi32(_mm512_srli_epi16(v, 4), _mm512_and_si512(hh, bit4), low4, 0xEC);
+}
+
 // Stores the 16 lanes of one panel (rows r0 .. r0 + 15), only those below `rows`.
 inline void store_rows(float* dst, __m512 v, int64_t r0, int64_t rows) {
   if (r0 + kPackRows <= rows) {
@@ -46,14 +57,14 @@ inline void store_rows(float* dst, __m512 v, int64_t r0, int64_t rows) {
 // SUB (sub16, Q6_K: 6-bit with an offset): columns 0–15 and 16–31 keep separate sums (chunks 0–3 and
 // 4–7), each starting from −offset · its half's Σq and scaled by its own scale; then S is 2, one per half.
 // 6-bit values are the 4-bit layout's nibbles with their 2 high bits moved in (3 instructions per chunk),
-// or, with STRIP, the panels' records unpacked into `strip` (kernel_table.h), read as 8-bit ones.
+// 5-bit ones likewise with their fifth bit; or, with STRIP, the panels' records (either width) unpacked into
+// `strip` (kernel_table.h), read as 8-bit ones (BITS is then 6).
 
 template <int RP, int TB, int BITS, bool MINS, bool OFF, int S = 1, bool SUB = false, bool STRIP = false>
 void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, float* y,
                 const uint8_t* strip = nullptr) {
   static_assert(!SUB || (S == 2 && BITS == 6 && OFF && !MINS), "sub16 records: 6-bit, offset, two sums");
-  static_assert(!STRIP || BITS == 6, "only 6-bit records are unpacked");
-  constexpr int64_t kWeightBytes = int8_weight_bytes(BITS);
+  static_assert(!STRIP || BITS == 6, "the strip tiles are the 6-bit ones, for 5- and 6-bit records");
   const int64_t bs = STRIP ? kStripRecordBytes : w.block_stride;
   const uint8_t* base[RP];  // the weights of the panel's block 0
 #pragma GCC unroll 4
@@ -85,7 +96,7 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
   for (int i = 0; i < RP; ++i)
     fp32[i] = w.expanded != nullptr
                   ? reinterpret_cast<const uint8_t*>(w.expanded + (p + i) * w.blocks * 2 * kPackRows)
-                  : w.data + (p + i) * w.blocks * w.block_stride + kWeightBytes;
+                  : w.data + (p + i) * w.blocks * w.block_stride + int8_weight_bytes(w.bits);
 
   for (int64_t b = 0; b < w.blocks; ++b) {
     if (kHoistSuper && factored && b % kSuperBlocks == 0) {
@@ -139,6 +150,8 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
             } else {
               six_bit_chunks<1>(v, h, lo[i], hi[i]);
             }
+          } else if constexpr (BITS == 5) {
+            five_bit_chunks(v, _mm512_load_si512(base[i] + b * bs + kFifthBits), j, lo[i], hi[i]);
           } else {
             lo[i] = _mm512_and_si512(v, low4);
             hi[i] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
@@ -222,17 +235,22 @@ constexpr int kInt8Tokens = 4;
 // serves the GEMV tiles only (fewer template instances, and a tile of more than kInt8GemvTokens tokens
 // reads its records at least twice).
 
-// The 6-bit records of panels [p, p + panels) unpacked into `out` (kernel_table.h), as int8_micro unpacks
-// them.
-void unpack_6bit_panels(const PackedView& w, int64_t p, int64_t panels, uint8_t* out) {
+// The 5- or 6-bit records of panels [p, p + panels) unpacked into `out` (kernel_table.h), as int8_micro
+// unpacks them.
+void unpack_panels(const PackedView& w, int64_t p, int64_t panels, uint8_t* out) {
   for (int64_t r = 0; r < panels * w.blocks; ++r) {
     const uint8_t* rec = w.data + (p * w.blocks + r) * w.block_stride;
     uint8_t* dst = out + r * kStripRecordBytes;
     __m512i chunk[8];
-    for (int k = 0; k < 2; ++k) {  // chunks 2k, 2k + 1 and 2k + 4, 2k + 5
-      const __m512i h = _mm512_load_si512(rec + 256 + 64 * k);
-      six_bit_chunks<0>(_mm512_load_si512(rec + 128 * k), h, chunk[2 * k], chunk[2 * k + 4]);
-      six_bit_chunks<1>(_mm512_load_si512(rec + 128 * k + 64), h, chunk[2 * k + 1], chunk[2 * k + 5]);
+    if (w.bits == 5) {
+      const __m512i h = _mm512_load_si512(rec + kFifthBits);
+      for (int j = 0; j < 4; ++j) five_bit_chunks(_mm512_load_si512(rec + 64 * j), h, j, chunk[j], chunk[j + 4]);
+    } else {
+      for (int k = 0; k < 2; ++k) {  // chunks 2k, 2k + 1 and 2k + 4, 2k + 5
+        const __m512i h = _mm512_load_si512(rec + 256 + 64 * k);
+        six_bit_chunks<0>(_mm512_load_si512(rec + 128 * k), h, chunk[2 * k], chunk[2 * k + 4]);
+        six_bit_chunks<1>(_mm512_load_si512(rec + 128 * k + 64), h, chunk[2 * k + 1], chunk[2 * k + 5]);
+      }
     }
     for (int j = 0; j < 8; ++j) _mm512_store_si512(dst + 64 * j, chunk[j]);
   }
@@ -245,7 +263,7 @@ void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_
   int64_t t = t0;
   constexpr bool kStrip = BITS == 6;
   static_assert(RP <= kStripPanels);
-  if constexpr (kStrip) unpack_6bit_panels(w, p, RP, scratch);
+  if constexpr (kStrip) unpack_panels(w, p, RP, scratch);
   for (; t + kInt8Tokens <= t1; t += kInt8Tokens)
     int8_micro<RP, kInt8Tokens, BITS, MINS, OFF, S, SUB, kStrip>(w, a, t, p, y, scratch);
   with_count(t1 - t, [&]<int TB>() { int8_micro<RP, TB, BITS, MINS, OFF, S, SUB, kStrip>(w, a, t, p, y, scratch); });
@@ -278,11 +296,12 @@ void int8_panels(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_
     int8_gemv<BITS, MINS, OFF, SUB>(w, a, t0, t1, p0, p1, y);
     return;
   }
+  constexpr int kTileBits = BITS == 5 ? 6 : BITS;  // 5-bit records take the 6-bit strip tiles
   int64_t p = p0;
   for (; p + kInt8Panels <= p1; p += kInt8Panels)
-    int8_tokens<kInt8Panels, BITS, MINS, OFF, SUB>(w, a, t0, t1, p, y, scratch);
-  for (; p + 2 <= p1; p += 2) int8_tokens<2, BITS, MINS, OFF, SUB>(w, a, t0, t1, p, y, scratch);
-  if (p < p1) int8_tokens<1, BITS, MINS, OFF, SUB>(w, a, t0, t1, p, y, scratch);
+    int8_tokens<kInt8Panels, kTileBits, MINS, OFF, SUB>(w, a, t0, t1, p, y, scratch);
+  for (; p + 2 <= p1; p += 2) int8_tokens<2, kTileBits, MINS, OFF, SUB>(w, a, t0, t1, p, y, scratch);
+  if (p < p1) int8_tokens<1, kTileBits, MINS, OFF, SUB>(w, a, t0, t1, p, y, scratch);
 }
 
 template <int BITS, bool MINS>
@@ -374,8 +393,10 @@ void int8_tile_avx512vnni(const PackedView& w, const QuantizedRows& a, int64_t t
     } else {
       int8_offset<8, false>(w, a, t0, t1, p0, p1, y, scratch);
     }
-  } else if (w.bits == 6) {  // MLX 6-bit, Q5_K
+  } else if (w.bits == 6) {  // MLX 6-bit
     int8_panels<6, true, false>(w, a, t0, t1, p0, p1, y, scratch);
+  } else if (w.bits == 5) {  // Q5_K
+    int8_panels<5, true, false>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.has_mins) {
     int8_offset<4, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else {

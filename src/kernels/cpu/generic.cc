@@ -272,6 +272,7 @@ void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, 
               const uint8_t byte = rec[64 * (chunk % 4) + lane];
               qw = chunk < 4 ? (byte & 0xF) : (byte >> 4);
               if (w.bits == 6) qw |= ((rec[256 + 64 * high_bits_vector(chunk) + lane] >> high_bits_shift(chunk)) & 3) << 4;
+              if (w.bits == 5) qw |= ((rec[kFifthBits + lane] >> chunk) & 1) << 4;
             }
             (w.sub16 && c >= 16 ? dot2 : dot) += qw * xq[c];
           }

@@ -27,22 +27,25 @@ inline uint32_t mlx_value(const uint32_t* row, int64_t c, int bits) {
 }
 
 // Bytes of the weights of one Int8 record (16 rows × 32 columns) of `bits`-bit values (layout in ops.h).
-constexpr int64_t int8_weight_bytes(int bits) { return bits == 8 ? 512 : bits == 6 ? 384 : 256; }
+constexpr int64_t int8_weight_bytes(int bits) { return bits == 8 ? 512 : bits == 6 ? 384 : bits == 5 ? 320 : 256; }
 // 6-bit records: the 2 high bits of chunk j (0–7) lie in the 64-byte vector high_bits_vector(j) after the
 // nibbles, at bits high_bits_shift(j) .. + 1 of each byte: a vector holds the chunks of nibble vectors
 // 2k and 2k + 1, low nibbles at bits 0–3, high nibbles at bits 4–7.
 constexpr int high_bits_vector(int64_t j) { return static_cast<int>(j % 4) / 2; }
 constexpr int high_bits_shift(int64_t j) { return 2 * static_cast<int>(j % 2) + (j >= 4 ? 4 : 0); }
+// 5-bit records: bit 4 of chunk j (0–7) lies at bit j of each byte of the one 64-byte vector after the nibbles.
+inline constexpr int64_t kFifthBits = 256;
 
-// The prefill tiles over 6-bit records first unpack the records of the panels they work on (up to
+// The prefill tiles over 5- and 6-bit records first unpack the records of the panels they work on (up to
 // kStripPanels) into the caller's scratch, kStripRecordBytes per record: the 8 chunks of the 8-bit layout
-// holding the stored 6-bit values (their scales stay where they are). Every later group of tokens then
+// holding the stored values (their scales stay where they are); one set of strip tiles serves both widths. Every later group of tokens then
 // loads values instead of rebuilding them; the integer sums, and so the results, are the same.
 inline constexpr int64_t kStripPanels = 3;
 inline constexpr int64_t kStripRecordBytes = 512;
-// Scratch bytes an int8_tile call needs for `w` (64-byte aligned): 0 unless it has 6-bit records.
+inline constexpr bool unpacked_in_strips(int bits) { return bits == 5 || bits == 6; }
+// Scratch bytes an int8_tile call needs for `w` (64-byte aligned): 0 unless it has 5- or 6-bit records.
 inline int64_t int8_scratch_bytes(const PackedView& w) {
-  return w.bits == 6 ? kStripPanels * w.blocks * kStripRecordBytes : 0;
+  return unpacked_in_strips(w.bits) ? kStripPanels * w.blocks * kStripRecordBytes : 0;
 }
 
 // Int8 Q4_K/Q6_K records (PackedView::factors, super_scales): bytes of one record's factors, blocks of

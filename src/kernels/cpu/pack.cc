@@ -49,10 +49,11 @@ int pack_offset(const WeightMatrix& w) {
   return 0;
 }
 
-// Bits of the stored values of `w`'s Int8 records: 8 (Q8_0, MLX 8-bit), 6 (Q6_K, Q5_K, MLX 6-bit) or 4.
+// Bits of the stored values of `w`'s Int8 records: 8 (Q8_0, MLX 8-bit), 6 (Q6_K, MLX 6-bit), 5 (Q5_K) or 4.
 int pack_bits(const WeightMatrix& w) {
   if (w.type == WeightType::Q8_0) return 8;
-  if (w.type == WeightType::Q6_K || w.type == WeightType::Q5_K) return 6;
+  if (w.type == WeightType::Q6_K) return 6;
+  if (w.type == WeightType::Q5_K) return 5;
   if (w.type == WeightType::MlxAffine) return w.bits;
   return 4;
 }
@@ -269,11 +270,13 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
               rec[64 * chunk + lane] = q;
               continue;
             }
-            // 4 and 6 bits: the low 4 bits in the nibbles, 6 bits: the 2 high bits in the fields after them
+            // 4, 5 and 6 bits: the low 4 bits in the nibbles; 6 bits: the 2 high bits in the fields after
+            // them; 5 bits: bit 4 in the one field after them
             rec[64 * (chunk % 4) + lane] |= static_cast<uint8_t>((q & 0xF) << (chunk < 4 ? 0 : 4));
             if (pv.bits == 6)
               rec[256 + 64 * cpu::high_bits_vector(chunk) + lane] |=
                   static_cast<uint8_t>((q >> 4) << cpu::high_bits_shift(chunk));
+            if (pv.bits == 5) rec[cpu::kFifthBits + lane] |= static_cast<uint8_t>((q >> 4) << chunk);
           }
           if (half_scales != nullptr) {
             half_scales[(p * pv.blocks + b) * kPackRows + i] = f32_to_f16(parts.scale);  // exact: an fp16 scale
