@@ -39,6 +39,19 @@ TEST(Convert, UsageErrorsExitTwo) {
   EXPECT_NE(help.out.find("usage: verdict convert IN_DIR OUT.gguf"), std::string::npos);
 }
 
+// The _K_M recipes by name: Q6_K for the output matrix and 4 of qwen35-small's 8 layers' attn_v / attn_qkv
+// and ffn_down, the base type for the other matrices.
+TEST(Convert, KMRecipesByName) {
+  const std::string dir = temp_dir("k_m");
+  for (const auto& [type, base] : {std::pair{"q4_k_m", "Q4_K"}, std::pair{"q5_k_m", "Q5_K"}}) {
+    const std::string out = dir + "/small-" + type + ".gguf";
+    const auto r = run_process(verdict_bin(), {"convert", fixture("qwen35-small"), out, "--type", type});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("109 tensors (45 F32, 55 " + std::string(base) + ", 9 Q6_K)"), std::string::npos) << r.out;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Convert, MissingInputIsAnError) {
   const std::string dir = temp_dir("missing");
   const auto r = run_process(verdict_bin(), {"convert", dir + "/nope", dir + "/out.gguf"});
