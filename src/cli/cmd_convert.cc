@@ -15,7 +15,7 @@ int run_convert(Args& args) {
   models::qwen35::GgufExportOptions options;
   const std::string type = args.value("type").value_or("f32");
   options.k_m = type == "q4_k_m" || type == "q5_k_m";
-  const auto parsed = formats::ggml_type_from_name(options.k_m ? type.substr(0, 4) : type);
+  const auto parsed = formats::ggml_type_from_name(type == "q4_k_m" ? "q4_k" : type == "q5_k_m" ? "q5_k" : type);
   if (!parsed || (type != "f32" && type != "f16" && type != "bf16" && type != "q8_0" && type != "q4_0" && type != "q4_k" &&
                   type != "q5_k" && type != "q6_k" && !options.k_m))
     throw UsageError("--type must be f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k, q4_k_m or q5_k_m, not '" + type + "'");

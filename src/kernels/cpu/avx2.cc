@@ -277,13 +277,13 @@ inline __m256i bcast4(const int8_t* p) {
 
 // RH half panels from half g0 (rows 8 · g0 ..; half g is panel g / 2, rows 8 · (g % 2) .. + 7 of it) × TB
 // tokens from t. SUB (sub16 records, 6-bit): columns 0–15 and 16–31 of a block sum separately (acc, acc2)
-// and take their own scales. STRIP (BITS 6, for 5- and 6-bit records): the values come from the records of
-// panels g0 / 2 .. unpacked into `strip` (kernel_table.h).
+// and take their own scales. STRIP (BITS = kStripTileBits, for 5- and 6-bit records): the values come from
+// the records of panels g0 / 2 .. unpacked into `strip` (kernel_table.h).
 template <int RH, int TB, int BITS, bool MINS, bool SUB = false, bool STRIP = false>
 void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t g0, float* y,
                      const uint8_t* strip = nullptr) {
   static_assert(!SUB || (BITS == 6 && !MINS), "sub16 records are 6-bit without mins");
-  static_assert(!STRIP || BITS == 6, "the strip tiles are the 6-bit ones, for 5- and 6-bit records");
+  static_assert(!STRIP || BITS == kStripTileBits, "one set of strip tiles for 5- and 6-bit records");
   const int64_t bs = STRIP ? kStripRecordBytes : w.block_stride;
   const uint8_t* rec[RH];  // the half's bytes in the record of block 0
 #pragma GCC unroll 4
@@ -500,12 +500,13 @@ void int8_tokens_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, i
                       uint8_t* scratch) {
   constexpr int TB = Int8Tile<BITS, SUB>::kTokens;
   int64_t t = t0;
-  if constexpr (BITS == 6 || BITS == 5) {
+  if constexpr (unpacked_in_strips(BITS)) {
     if (t1 - t0 >= 2 * TB) {
       unpack_panels(w, g0 / 2, (g0 + RH - 1) / 2 - g0 / 2 + 1, scratch);
-      for (; t + TB <= t1; t += TB) int8_micro_avx2<RH, TB, 6, MINS, SUB, true>(w, a, t, g0, y, scratch);
+      for (; t + TB <= t1; t += TB)
+        int8_micro_avx2<RH, TB, kStripTileBits, MINS, SUB, true>(w, a, t, g0, y, scratch);
       with_count(t1 - t, [&]<int N>() {
-        if constexpr (N < TB) int8_micro_avx2<RH, N, 6, MINS, SUB, true>(w, a, t, g0, y, scratch);
+        if constexpr (N < TB) int8_micro_avx2<RH, N, kStripTileBits, MINS, SUB, true>(w, a, t, g0, y, scratch);
       });
       return;
     }

@@ -58,13 +58,13 @@ inline void store_rows(float* dst, __m512 v, int64_t r0, int64_t rows) {
 // 4–7), each starting from −offset · its half's Σq and scaled by its own scale; then S is 2, one per half.
 // 6-bit values are the 4-bit layout's nibbles with their 2 high bits moved in (3 instructions per chunk),
 // 5-bit ones likewise with their fifth bit; or, with STRIP, the panels' records (either width) unpacked into
-// `strip` (kernel_table.h), read as 8-bit ones (BITS is then 6).
+// `strip` (kernel_table.h), read as 8-bit ones (BITS is then kStripTileBits).
 
 template <int RP, int TB, int BITS, bool MINS, bool OFF, int S = 1, bool SUB = false, bool STRIP = false>
 void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, float* y,
                 const uint8_t* strip = nullptr) {
   static_assert(!SUB || (S == 2 && BITS == 6 && OFF && !MINS), "sub16 records: 6-bit, offset, two sums");
-  static_assert(!STRIP || BITS == 6, "the strip tiles are the 6-bit ones, for 5- and 6-bit records");
+  static_assert(!STRIP || BITS == kStripTileBits, "one set of strip tiles for 5- and 6-bit records");
   const int64_t bs = STRIP ? kStripRecordBytes : w.block_stride;
   const uint8_t* base[RP];  // the weights of the panel's block 0
 #pragma GCC unroll 4
@@ -261,12 +261,14 @@ void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_
                  uint8_t* scratch) {
   constexpr int S = SUB ? 2 : 1;
   int64_t t = t0;
-  constexpr bool kStrip = BITS == 6;
+  constexpr bool kStrip = unpacked_in_strips(BITS);
+  constexpr int kTileBits = kStrip ? kStripTileBits : BITS;
   static_assert(RP <= kStripPanels);
   if constexpr (kStrip) unpack_panels(w, p, RP, scratch);
   for (; t + kInt8Tokens <= t1; t += kInt8Tokens)
-    int8_micro<RP, kInt8Tokens, BITS, MINS, OFF, S, SUB, kStrip>(w, a, t, p, y, scratch);
-  with_count(t1 - t, [&]<int TB>() { int8_micro<RP, TB, BITS, MINS, OFF, S, SUB, kStrip>(w, a, t, p, y, scratch); });
+    int8_micro<RP, kInt8Tokens, kTileBits, MINS, OFF, S, SUB, kStrip>(w, a, t, p, y, scratch);
+  with_count(t1 - t,
+             [&]<int TB>() { int8_micro<RP, TB, kTileBits, MINS, OFF, S, SUB, kStrip>(w, a, t, p, y, scratch); });
 }
 
 // GEMV tiles (t1 − t0 ≤ kInt8GemvTokens tokens, as when decoding): every weight byte is read once per call, so the
@@ -296,12 +298,11 @@ void int8_panels(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_
     int8_gemv<BITS, MINS, OFF, SUB>(w, a, t0, t1, p0, p1, y);
     return;
   }
-  constexpr int kTileBits = BITS == 5 ? 6 : BITS;  // 5-bit records take the 6-bit strip tiles
   int64_t p = p0;
   for (; p + kInt8Panels <= p1; p += kInt8Panels)
-    int8_tokens<kInt8Panels, kTileBits, MINS, OFF, SUB>(w, a, t0, t1, p, y, scratch);
-  for (; p + 2 <= p1; p += 2) int8_tokens<2, kTileBits, MINS, OFF, SUB>(w, a, t0, t1, p, y, scratch);
-  if (p < p1) int8_tokens<1, kTileBits, MINS, OFF, SUB>(w, a, t0, t1, p, y, scratch);
+    int8_tokens<kInt8Panels, BITS, MINS, OFF, SUB>(w, a, t0, t1, p, y, scratch);
+  for (; p + 2 <= p1; p += 2) int8_tokens<2, BITS, MINS, OFF, SUB>(w, a, t0, t1, p, y, scratch);
+  if (p < p1) int8_tokens<1, BITS, MINS, OFF, SUB>(w, a, t0, t1, p, y, scratch);
 }
 
 template <int BITS, bool MINS>

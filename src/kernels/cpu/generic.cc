@@ -130,9 +130,8 @@ void dequantize_q4k_block(const uint8_t* b, float* y, const uint8_t* qh = nullpt
   for (int chunk = 0; chunk < 4; ++chunk) {
     float dl[2], ml[2];
     for (int h = 0; h < 2; ++h) {
-      const int j = 2 * chunk + h;
-      const int sc = j < 4 ? (s[j] & 63) : ((s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4));
-      const int m = j < 4 ? (s[j + 4] & 63) : ((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
+      int sc = 0, m = 0;
+      k_quant_scale_min(2 * chunk + h, s, sc, m);
       dl[h] = d * static_cast<float>(sc);
       ml[h] = dmin * static_cast<float>(m);
     }

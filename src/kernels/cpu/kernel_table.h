@@ -38,14 +38,23 @@ inline constexpr int64_t kFifthBits = 256;
 
 // The prefill tiles over 5- and 6-bit records first unpack the records of the panels they work on (up to
 // kStripPanels) into the caller's scratch, kStripRecordBytes per record: the 8 chunks of the 8-bit layout
-// holding the stored values (their scales stay where they are); one set of strip tiles serves both widths. Every later group of tokens then
-// loads values instead of rebuilding them; the integer sums, and so the results, are the same.
+// holding the stored values (their scales stay where they are). Every later group of tokens then loads
+// values instead of rebuilding them; the integer sums, and so the results, are the same. One set of strip
+// tiles (instantiated with BITS = kStripTileBits) serves both widths.
 inline constexpr int64_t kStripPanels = 3;
 inline constexpr int64_t kStripRecordBytes = 512;
+inline constexpr int kStripTileBits = 6;
 inline constexpr bool unpacked_in_strips(int bits) { return bits == 5 || bits == 6; }
 // Scratch bytes an int8_tile call needs for `w` (64-byte aligned): 0 unless it has 5- or 6-bit records.
 inline int64_t int8_scratch_bytes(const PackedView& w) {
   return unpacked_in_strips(w.bits) ? kStripPanels * w.blocks * kStripRecordBytes : 0;
+}
+
+// Sub-block j's (0–7) 6-bit scale and min from the 12 scale bytes `s` of a Q4_K or Q5_K block (ggml's
+// get_scale_min_k4).
+inline void k_quant_scale_min(int j, const uint8_t* s, int& sc, int& m) {
+  sc = j < 4 ? (s[j] & 63) : ((s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4));
+  m = j < 4 ? (s[j + 4] & 63) : ((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
 }
 
 // Int8 Q4_K/Q6_K records (PackedView::factors, super_scales): bytes of one record's factors, blocks of

@@ -30,8 +30,8 @@ float half_at(const uint8_t* p) {
 
 // One 32-column block of row r as W = scale · q + min with unsigned q (stored value = q + offset; Q8_0,
 // Q4_0: min = 0). Q4_K, Q5_K and Q6_K give the file's factors instead: Q4_K, Q5_K W = (d · first) · q +
-// d2 · second (first = sc, second = −m, d2 = dmin); Q6_K W = (d · first) · q on columns 0–15 and (d · second) · q on
-// 16–31 (d2 = d).
+// d2 · second (first = sc, second = −m, d2 = dmin); Q6_K W = (d · first) · q on columns 0–15 and
+// (d · second) · q on 16–31 (d2 = d).
 struct BlockParts {
   uint8_t q[kQBlock];
   float scale = 0.0f;
@@ -81,9 +81,8 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
       const bool q5 = w.type == WeightType::Q5_K;
       const uint8_t* sb = w.blocks + r * w.row_bytes() + (b / 8) * (q5 ? 176 : 144);
       const int j = static_cast<int>(b % 8);
-      const uint8_t* s = sb + 4;
-      const int sc = j < 4 ? (s[j] & 63) : ((s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4));
-      const int m = j < 4 ? (s[j + 4] & 63) : ((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
+      int sc = 0, m = 0;
+      cpu::k_quant_scale_min(j, sb + 4, sc, m);
       out.first = static_cast<int8_t>(sc);
       out.second = static_cast<int8_t>(-m);
       out.d = half_at(sb);
