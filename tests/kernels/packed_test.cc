@@ -46,23 +46,26 @@ std::string describe(const Int8Case& k) {
 }
 
 // Σ over the terms of the Int8 contract's sum of |term| (the fp32 rounding bound scales with it) and the
-// quantization bound Σ_b 0.5625 · d_b · Σ_c |scaled_c| of one (row, token): half a step of q plus the
-// rounding of d_b to 11 significant bits (127 · 2^−11 of a step at most, ops.h).
+// quantization bound Σ_b 0.5625 · d_b · Σ_c (|scaled_c| + |min_c| for K-quants) of one (row, token): half a
+// step of q plus the rounding of d_b (ops.h).
 struct Bounds {
   double magnitude = 0.0, quantization = 0.0;
 };
 
 Bounds int8_bounds(const WeightMatrix& w, const float* x, int64_t r) {
   Bounds out;
-  int8_t q[32];
-  for (int64_t b = 0; b < w.cols / 32; ++b) {
+  const bool super = ref::super_block_activations(w);
+  const int64_t block = super ? 256 : 32;
+  std::vector<int8_t> q(static_cast<std::size_t>(block));
+  for (int64_t b = 0; b < w.cols / block; ++b) {
     float d = 0.0f;
-    ref::quantize_block(x + b * 32, q, d);
-    for (int64_t i = 0; i < 32; ++i) {
+    (super ? ref::quantize_super_block : ref::quantize_block)(x + b * block, q.data(), d);
+    for (int64_t i = 0; i < block; ++i) {
       double scaled = 0.0, min = 0.0;
-      ref::int8_parts(w, r, b * 32 + i, scaled, min);
-      out.magnitude += std::fabs(scaled * d * q[i]) + std::fabs(min * x[b * 32 + i]);
-      out.quantization += std::fabs(scaled) * d * 0.5625;
+      ref::int8_parts(w, r, b * block + i, scaled, min);
+      const double xq = d * q[static_cast<std::size_t>(i)];
+      out.magnitude += std::fabs(scaled * xq) + std::fabs(min * (super ? xq : x[b * block + i]));
+      out.quantization += (std::fabs(scaled) + (super ? std::fabs(min) : 0.0)) * d * 0.5625;
     }
   }
   return out;
@@ -348,6 +351,60 @@ TEST(PackedInt8, Q8_0AndQ4_0ProductsUseGgmlQ8_0Activations) {
       for (std::size_t i = 0; i < want.size(); ++i)
         ASSERT_NEAR(y[i], want[i], 64.0 * kEps * magnitude[i] + 1e-30)
             << isa_name(isa) << " type " << int(type) << " output " << i;
+    }
+  }
+}
+
+// llama.cpp multiplies Q4_K, Q5_K and Q6_K weights with activations quantized to ggml's block_q8_K
+// (quantize_row_q8_K_ref: per 256 values, max = the value of largest magnitude, iscale = −127 / max,
+// q = round-to-even(iscale · x), d = 1 / iscale in fp32, bsums = Σ q per 16) and sums d_w · d_x times the
+// integer dot products, the mins times bsums. Written here from that description (the weights' parts from
+// ref::int8_parts, which the dequantization tests pin to ggml): every ISA must give those sums.
+TEST(PackedInt8, KQuantProductsUseGgmlQ8_KActivations) {
+  std::mt19937 rng(28);
+  for (WeightType type : {WeightType::Q4_K, WeightType::Q5_K, WeightType::Q6_K}) {
+    const int64_t rows = 21, cols = 768, n = 6;
+    auto w = make_weight(rng, type, rows, cols);
+    PackedWeight p = pack(w.view);
+    WeightMatrix packed = w.view;
+    packed.pack = p.view();
+    auto x = random_floats(rng, n * cols, -3.0f, 3.0f);
+    for (int64_t c = 256; c < 288; ++c) x[static_cast<std::size_t>(c)] *= 0.01f;  // a block of small values
+    x[static_cast<std::size_t>(cols + 300)] = -9.0f;  // a negative largest value (iscale > 0)
+    std::vector<double> want(static_cast<std::size_t>(n * rows)), magnitude(want.size());
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t sb = 0; sb < cols / 256; ++sb) {
+        const float* xs = x.data() + t * cols + sb * 256;
+        float max = 0.0f, amax = 0.0f;
+        for (int i = 0; i < 256; ++i)
+          if (std::fabs(xs[i]) > amax) {
+            amax = std::fabs(xs[i]);
+            max = xs[i];
+          }
+        const float iscale = -127.0f / max, dx = 1 / iscale;
+        int qx[256];
+        for (int i = 0; i < 256; ++i) qx[i] = std::min(127, static_cast<int>(std::nearbyint(iscale * xs[i])));
+        for (int64_t r = 0; r < rows; ++r) {
+          double sum = 0.0, mins = 0.0;
+          for (int i = 0; i < 256; ++i) {
+            double scaled = 0.0, min = 0.0;
+            ref::int8_parts(w.view, r, sb * 256 + i, scaled, min);
+            sum += scaled * qx[i];
+            mins += min * qx[i];
+          }
+          const double term = static_cast<double>(dx) * (sum + mins);
+          want[static_cast<std::size_t>(t * rows + r)] += term;
+          magnitude[static_cast<std::size_t>(t * rows + r)] += std::fabs(dx * sum) + std::fabs(dx * mins);
+        }
+      }
+    for (Isa isa : supported_isas()) {
+      IsaScope scope(isa);
+      for (int64_t len : {n, int64_t{1}}) {
+        const std::vector<float> y = run(packed, x, len);
+        for (std::size_t i = 0; i < static_cast<std::size_t>(len * rows); ++i)
+          ASSERT_NEAR(y[i], want[i], 64.0 * kEps * magnitude[i] + 1e-30)
+              << isa_name(isa) << " type " << int(type) << " output " << i << " n=" << len;
+      }
     }
   }
 }

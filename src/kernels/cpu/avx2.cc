@@ -593,6 +593,45 @@ void quantize_rows_avx2(const float* x, int64_t t0, int64_t t1, int64_t cols, in
   }
 }
 
+// Same q, d, qsum and xsum as quantize_rows_super_generic (block_q8_K: one scale per 256 columns).
+void quantize_rows_super_avx2(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
+                              int32_t* qsum, float* xsum) {
+  const int64_t blocks = cols / kQBlock;
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  for (int64_t t = t0; t < t1; ++t) {
+    for (int64_t s = 0; s < cols / kSuperCols; ++s) {
+      const float* src = x + t * cols + s * kSuperCols;
+      __m256 m = _mm256_setzero_ps();
+      for (int64_t i = 0; i < kSuperCols; i += 8)
+        m = _mm256_max_ps(m, _mm256_andnot_ps(sign, _mm256_loadu_ps(src + i)));
+      __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+      m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+      m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+      const float amax = _mm_cvtss_f32(m4);
+      const float inv = amax != 0.0f ? 127.0f / amax : 0.0f;
+      const float scale = amax != 0.0f ? 1.0f / inv : 0.0f;
+      const __m256 iv = _mm256_set1_ps(inv);
+      for (int64_t b = s * kSuperBlocks; b < (s + 1) * kSuperBlocks; ++b) {
+        __m256i qi[4], sum = _mm256_setzero_si256();
+        for (int i = 0; i < 4; ++i) {
+          qi[i] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + t * cols + b * kQBlock + 8 * i), iv));
+          sum = _mm256_add_epi32(sum, qi[i]);
+        }
+        const __m256i p8 = _mm256_packs_epi16(_mm256_packs_epi32(qi[0], qi[1]), _mm256_packs_epi32(qi[2], qi[3]));
+        const __m256i ordered = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + t * cols + b * kQBlock), ordered);
+        __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
+        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
+        const int32_t total = _mm_cvtsi128_si32(s4);
+        d[t * blocks + b] = scale;
+        qsum[t * blocks + b] = total;
+        xsum[t * blocks + b] = scale * static_cast<float>(total);
+      }
+    }
+  }
+}
+
 // e^x as in the AVX-512 version; 2^n is built in the exponent field, so results below the smallest normal float, e^−87.34 (where
 // that field would underflow) are flushed to 0.
 inline __m256 exp8(__m256 x) {
@@ -828,7 +867,7 @@ const KernelTable& avx2_table() {
   static const KernelTable table{matmul_tile_avx2,      dequantize_row_avx2, dot_avx2,
                                  axpy_avx2,             scale_avx2,          exp_shifted_avx2,
                                  gemm_f32_avx2,
-                                 quantize_rows_avx2,
+                                 quantize_rows_avx2,    quantize_rows_super_avx2,
                                  int8_tile_avx2,     bf16_rows_generic,   bf16_tile_generic,
                                  fma16_tile_avx2,    silu_mul_avx2,       sum_squares_avx2,
                                  softmax_avx2,       mul_acc_avx2};

@@ -495,7 +495,7 @@ const KernelTable& avx512_table() {
   static const KernelTable table{matmul_tile_avx512,   dequantize_row_avx512, dot_avx512,
                                  axpy_avx512,          scale_avx512,          exp_shifted_avx512,
                                  gemm_f32_avx512,
-                                 quantize_rows_avx512,
+                                 quantize_rows_avx512,  quantize_rows_super_avx512,
                                  int8_tile_generic,    bf16_rows_avx512,      bf16_tile_generic,
                                  fma16_tile_avx512,    silu_mul_avx512,       sum_squares_avx512,
                                  softmax_avx512,       mul_acc_avx512};

@@ -384,6 +384,36 @@ void quantize_rows_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, 
   }
 }
 
+void quantize_rows_super_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
+                                int32_t* qsum, float* xsum) {
+  const int64_t blocks = cols / kQBlock;
+  const __m512 sign = _mm512_set1_ps(-0.0f);
+  for (int64_t t = t0; t < t1; ++t) {
+    for (int64_t s = 0; s < cols / kSuperCols; ++s) {
+      const float* src = x + t * cols + s * kSuperCols;
+      __m512 m = _mm512_setzero_ps();
+      for (int64_t i = 0; i < kSuperCols; i += 16)
+        m = _mm512_max_ps(m, _mm512_andnot_ps(sign, _mm512_loadu_ps(src + i)));
+      const float amax = _mm512_reduce_max_ps(m);
+      const float inv = amax != 0.0f ? 127.0f / amax : 0.0f;
+      const float scale = amax != 0.0f ? 1.0f / inv : 0.0f;
+      const __m512 iv = _mm512_set1_ps(inv);
+      for (int64_t b = s * kSuperBlocks; b < (s + 1) * kSuperBlocks; ++b) {
+        const float* bs = x + t * cols + b * kQBlock;
+        const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(bs), iv));
+        const __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(bs + 16), iv));
+        int8_t* dst = q + t * cols + b * kQBlock;
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm512_cvtepi32_epi8(q0));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 16), _mm512_cvtepi32_epi8(q1));
+        const int32_t sum = _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+        d[t * blocks + b] = scale;
+        qsum[t * blocks + b] = sum;
+        xsum[t * blocks + b] = scale * static_cast<float>(sum);
+      }
+    }
+  }
+}
+
 void int8_tile_avx512vnni(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0,
                           int64_t p1, float* y, uint8_t* scratch) {
   if (w.sub16) {

@@ -248,6 +248,31 @@ void quantize_rows_generic(const float* x, int64_t t0, int64_t t1, int64_t cols,
   }
 }
 
+void quantize_rows_super_generic(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
+                                 int32_t* qsum, float* xsum) {
+  const int64_t blocks = cols / kQBlock;
+  for (int64_t t = t0; t < t1; ++t) {
+    for (int64_t sb = 0; sb < cols / kSuperCols; ++sb) {
+      const float* src = x + t * cols + sb * kSuperCols;
+      float amax = 0.0f;
+      for (int64_t i = 0; i < kSuperCols; ++i) amax = std::fmax(amax, std::fabs(src[i]));
+      const float inv = amax != 0.0f ? 127.0f / amax : 0.0f;
+      const float scale = amax != 0.0f ? 1.0f / inv : 0.0f;
+      for (int64_t b = sb * kSuperBlocks; b < (sb + 1) * kSuperBlocks; ++b) {
+        int32_t s = 0;
+        for (int64_t i = 0; i < kQBlock; ++i) {
+          const auto v = static_cast<int32_t>(std::nearbyint(x[t * cols + b * kQBlock + i] * inv));
+          q[t * cols + b * kQBlock + i] = static_cast<int8_t>(v);
+          s += v;
+        }
+        d[t * blocks + b] = scale;
+        qsum[t * blocks + b] = s;
+        xsum[t * blocks + b] = scale * static_cast<float>(s);
+      }
+    }
+  }
+}
+
 void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0,
                        int64_t p1, float* y, uint8_t* /*scratch: the portable tile reads the records as they are*/) {
   const int64_t weight_bytes = int8_weight_bytes(w.bits);
@@ -351,7 +376,7 @@ const KernelTable& generic_table() {
   static const KernelTable table{matmul_tile_generic, dequantize_row_generic, dot_generic,
                                  axpy_generic,        scale_generic,          exp_shifted_generic,
                                  gemm_f32_generic,
-                                 quantize_rows_generic,
+                                 quantize_rows_generic, quantize_rows_super_generic,
                                  int8_tile_generic,   bf16_rows_generic,      bf16_tile_generic,
                                  fma16_tile_generic,  silu_mul_generic,       sum_squares_generic,
                                  softmax_generic,     mul_acc_generic};

@@ -61,6 +61,7 @@ inline void k_quant_scale_min(int j, const uint8_t* s, int& sc, int& m) {
 // one 256-column super-block, and floats of one (panel, super-block) entry of d and d2.
 inline constexpr int64_t kFactorBytes = 32;
 inline constexpr int64_t kSuperBlocks = 8;
+inline constexpr int64_t kSuperCols = kSuperBlocks * kQBlock;
 inline constexpr int64_t kSuperFloats = 2 * kPackRows;
 
 // Activations quantized for the Int8 kernels: n tokens × cols, per token and 32-column block b:
@@ -136,6 +137,10 @@ struct KernelTable {
   // q = rne(x · (127 / amax)), as ggml's quantize_row_q8_0).
   void (*quantize_rows)(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
                         int32_t* qsum, float* xsum);
+  // The same for the activations of Q4_K, Q5_K and Q6_K weights, as ggml's block_q8_K (cols a multiple of
+  // 256; see quantize_rows_super_generic): every table computes the same q, d, qsum and xsum bit for bit.
+  void (*quantize_rows_super)(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
+                              int32_t* qsum, float* xsum);
   // y[t, r] for t in [t0, t1) and the rows of panels [p0, p1) (y has w.rows columns); scratch holds
   // int8_scratch_bytes(w) bytes.
   void (*int8_tile)(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0,
@@ -179,6 +184,15 @@ void int8_tile_avx512vnni(const PackedView& w, const QuantizedRows& a, int64_t t
 void bf16_rows_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, int64_t cols_padded, uint16_t* out);
 void bf16_tile_avx512bf16(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0,
                           int64_t p1, float* y);
+
+// Quantizes tokens [t0, t1) of x (cols a multiple of 256) as ggml's block_q8_K, the activations llama.cpp
+// multiplies Q4_K, Q5_K and Q6_K weights with: per 256-column super-block, q = rne(x · (127 / max|x|)) and
+// d = 1 / (127 / max|x|) in fp32, written to each of its 8 blocks of QuantizedRows; there xsum holds
+// d · qsum, the block's dequantized sum (from ggml's bsums), which the mins of Q4_K and Q5_K multiply.
+void quantize_rows_super_generic(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
+                                 int32_t* qsum, float* xsum);
+void quantize_rows_super_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
+                                int32_t* qsum, float* xsum);
 
 // Portable MLX dequantization of any bit width (used by every table for widths without SIMD code).
 void mlx_dequantize_row_generic(const WeightMatrix& w, int64_t r, float* out);

@@ -166,6 +166,18 @@ void quantize_block(const float* x, int8_t* q, float& d) {
   d = static_cast<float>(std::ldexp(std::nearbyint(std::ldexp(m, 11)), e - 11));
 }
 
+void quantize_super_block(const float* x, int8_t* q, float& d) {
+  float amax = 0.0f;
+  for (int i = 0; i < 256; ++i) amax = std::fmax(amax, std::fabs(x[i]));
+  const float inv = amax != 0.0f ? 127.0f / amax : 0.0f;
+  for (int i = 0; i < 256; ++i) q[i] = static_cast<int8_t>(std::nearbyint(x[i] * inv));
+  d = amax != 0.0f ? 1.0f / inv : 0.0f;
+}
+
+bool super_block_activations(const WeightMatrix& w) {
+  return w.type == WeightType::Q4_K || w.type == WeightType::Q5_K || w.type == WeightType::Q6_K;
+}
+
 void int8_parts(const WeightMatrix& w, int64_t r, int64_t c, double& scaled, double& min) {
   min = 0.0;
   switch (w.type) {
@@ -216,18 +228,22 @@ void int8_parts(const WeightMatrix& w, int64_t r, int64_t c, double& scaled, dou
 }
 
 void matmul_int8(const WeightMatrix& w, const float* x, int64_t n, float* y) {
-  std::vector<int8_t> q(32);
+  // K-quant weights: one scale per 256-column super-block, and the mins multiply the quantized activations.
+  const bool super = super_block_activations(w);
+  const int64_t block = super ? 256 : 32;
+  std::vector<int8_t> q(static_cast<std::size_t>(block));
   for (int64_t t = 0; t < n; ++t) {
     for (int64_t r = 0; r < w.rows; ++r) {
       double acc = 0.0;
-      for (int64_t b = 0; b < w.cols / 32; ++b) {
-        const float* xb = x + t * w.cols + b * 32;
+      for (int64_t b = 0; b < w.cols / block; ++b) {
+        const float* xb = x + t * w.cols + b * block;
         float d = 0.0f;
-        quantize_block(xb, q.data(), d);
-        for (int64_t i = 0; i < 32; ++i) {
+        (super ? quantize_super_block : quantize_block)(xb, q.data(), d);
+        for (int64_t i = 0; i < block; ++i) {
           double scaled = 0.0, min = 0.0;
-          int8_parts(w, r, b * 32 + i, scaled, min);
-          acc += scaled * (static_cast<double>(d) * q[static_cast<std::size_t>(i)]) + min * xb[i];
+          int8_parts(w, r, b * block + i, scaled, min);
+          const double xq = static_cast<double>(d) * q[static_cast<std::size_t>(i)];
+          acc += scaled * xq + min * (super ? xq : static_cast<double>(xb[i]));
         }
       }
       y[t * w.rows + r] = static_cast<float>(acc);

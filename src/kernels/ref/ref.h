@@ -13,9 +13,13 @@ void dequantize_row(const WeightMatrix& w, int64_t r, float* out);
 void matmul(const WeightMatrix& w, const float* x, int64_t n, float* y);
 
 // The Int8 contract of matmul with packed weights (ops.h): activations quantized per token and 32-column
-// block (quantize_block), weights split per block into W = scaled + min (scaled = s_b · q, the integer
-// part; min = m_b, multiplied with the exact Σx of the block); sums in double.
-void quantize_block(const float* x, int8_t* q, float& d);  // 32 values; d in fp16 precision (ops.h)
+// block (quantize_block), or for Q4_K, Q5_K and Q6_K weights per 256-column super-block
+// (quantize_super_block); weights split per block into W = scaled + min (scaled = s_b · q, the integer
+// part; min = m_b, multiplied with the exact Σx of the block, or for the K-quants with Σ d · q); sums in
+// double.
+void quantize_block(const float* x, int8_t* q, float& d);        // 32 values; d in fp16 precision (ops.h)
+void quantize_super_block(const float* x, int8_t* q, float& d);  // 256 values; d = 1 / (127 / max|x|)
+bool super_block_activations(const WeightMatrix& w);             // Q4_K, Q5_K, Q6_K
 void int8_parts(const WeightMatrix& w, int64_t r, int64_t c, double& scaled, double& min);
 void matmul_int8(const WeightMatrix& w, const float* x, int64_t n, float* y);
 // The Bf16 contract: activations rounded to bf16, weights exact, sums in double.
