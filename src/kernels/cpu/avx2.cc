@@ -44,49 +44,58 @@ struct Bf16Panel {
   }
 };
 
-// RB weight rows × TB tokens; per (row, token) the same operation sequence for any blocking.
-template <int RB, int TB, typename Panel>
-inline void tile(const Panel& p, const float* x, int64_t cols, float* y, int64_t y_stride) {
-  __m256 acc[RB][TB];
+// One multiply-add step of RB weight rows × TB tokens over 8 columns at c into acc (masked: `remaining` of
+// them, zeros past them).
+template <int RB, int TB, bool MASKED, typename Panel>
+inline void step8(const Panel& p, const float* x, int64_t cols, int64_t c, int64_t remaining,
+                  __m256 (&acc)[RB][TB]) {
+  const __m256i m = lane_mask(remaining);
+  __m256 wv[RB];
 #pragma GCC unroll 4
-  for (int r = 0; r < RB; ++r)
+  for (int r = 0; r < RB; ++r) wv[r] = MASKED ? p.tail(r, c, m, remaining) : p.load(r, c);
 #pragma GCC unroll 4
-    for (int t = 0; t < TB; ++t) acc[r][t] = _mm256_setzero_ps();
-  int64_t c = 0;
-  for (; c + kLanes <= cols; c += kLanes) {
-    __m256 wv[RB];
+  for (int t = 0; t < TB; ++t) {
+    const __m256 xv = MASKED ? _mm256_maskload_ps(x + t * cols + c, m) : _mm256_loadu_ps(x + t * cols + c);
 #pragma GCC unroll 4
-    for (int r = 0; r < RB; ++r) wv[r] = p.load(r, c);
-#pragma GCC unroll 4
-    for (int t = 0; t < TB; ++t) {
-      const __m256 xv = _mm256_loadu_ps(x + t * cols + c);
-#pragma GCC unroll 4
-      for (int r = 0; r < RB; ++r) acc[r][t] = _mm256_fmadd_ps(wv[r], xv, acc[r][t]);
-    }
+    for (int r = 0; r < RB; ++r) acc[r][t] = _mm256_fmadd_ps(wv[r], xv, acc[r][t]);
   }
-  if (c < cols) {
-    const __m256i m = lane_mask(cols - c);
-    __m256 wv[RB];
-#pragma GCC unroll 4
-    for (int r = 0; r < RB; ++r) wv[r] = p.tail(r, c, m, cols - c);
-#pragma GCC unroll 4
-    for (int t = 0; t < TB; ++t) {
-      const __m256 xv = _mm256_maskload_ps(x + t * cols + c, m);
-#pragma GCC unroll 4
-      for (int r = 0; r < RB; ++r) acc[r][t] = _mm256_fmadd_ps(wv[r], xv, acc[r][t]);
-    }
-  }
-#pragma GCC unroll 4
-  for (int r = 0; r < RB; ++r)
-#pragma GCC unroll 4
-    for (int t = 0; t < TB; ++t) y[t * y_stride + r] = hsum(acc[r][t]);
 }
 
+// RB weight rows × TB tokens; per (row, token) the same operation sequence for any blocking. Each
+// (row, token) keeps two accumulators, for columns c .. c + 7 and c + 8 .. c + 15 of every 16, and adds
+// them before the fixed-order hsum: the lanes, fused multiply-adds and final sum of the AVX-512 tile
+// (one 16-lane accumulator, _mm512_reduce_add_ps), so both ISAs give the same bits.
+template <int RB, int TB, typename Panel>
+inline void tile(const Panel& p, const float* x, int64_t cols, float* y, int64_t y_stride) {
+  __m256 lo[RB][TB], hi[RB][TB];
+#pragma GCC unroll 4
+  for (int r = 0; r < RB; ++r)
+#pragma GCC unroll 4
+    for (int t = 0; t < TB; ++t) lo[r][t] = hi[r][t] = _mm256_setzero_ps();
+  int64_t c = 0;
+  for (; c + 2 * kLanes <= cols; c += 2 * kLanes) {
+    step8<RB, TB, false>(p, x, cols, c, kLanes, lo);
+    step8<RB, TB, false>(p, x, cols, c + kLanes, kLanes, hi);
+  }
+  if (c < cols) {  // the AVX-512 tile's masked tail: zeros past the end still take their multiply-add
+    const int64_t left = cols - c;
+    step8<RB, TB, true>(p, x, cols, c, left < kLanes ? left : kLanes, lo);
+    step8<RB, TB, true>(p, x, cols, c + kLanes, left > kLanes ? left - kLanes : 0, hi);
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < RB; ++r)
+#pragma GCC unroll 4
+    for (int t = 0; t < TB; ++t) y[t * y_stride + r] = hsum(_mm256_add_ps(lo[r][t], hi[r][t]));
+}
+
+// Tokens one at a time for a 4-row panel (8 accumulators, 4 weight vectors), two at a time for one row: the
+// tiles fit the 16 registers.
 template <int RB, typename Panel>
 inline void all_tokens(const Panel& p, const WeightMatrix& w, const float* x, int64_t t0,
                        int64_t t1, int64_t r, float* y) {
+  constexpr int TB = RB == 1 ? 2 : 1;
   int64_t t = t0;
-  for (; t + 2 <= t1; t += 2) tile<RB, 2>(p, x + t * w.cols, w.cols, y + t * w.rows + r, w.rows);
+  for (; t + TB <= t1; t += TB) tile<RB, TB>(p, x + t * w.cols, w.cols, y + t * w.rows + r, w.rows);
   for (; t < t1; ++t) tile<RB, 1>(p, x + t * w.cols, w.cols, y + t * w.rows + r, w.rows);
 }
 
