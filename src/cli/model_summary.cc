@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "formats/checkpoint_summary.h"
+#include "formats/ggml_type.h"
 #include "formats/gguf.h"
 #include "formats/gguf_qwen35.h"
 #include "formats/tensor_store.h"
@@ -81,7 +82,15 @@ std::string dtype_list(const std::map<std::string, int64_t>& dtypes) {
   return out;
 }
 
-std::string quantization_text(const formats::ModelConfig& c) {
+std::string quantization_text(const ModelSummary& s) {
+  const formats::ModelConfig& c = s.config;
+  if (s.gguf_file_type) {
+    const std::string_view name = formats::gguf_file_type_name(*s.gguf_file_type);
+    const std::string id = "general.file_type " + std::to_string(*s.gguf_file_type);
+    if (name.empty()) return "GGUF, unknown " + id + " (see dtypes)";
+    if (!formats::gguf_file_type_is_quantized(*s.gguf_file_type)) return "none (GGUF " + std::string(name) + ")";
+    return "GGUF " + std::string(name) + " (" + id + "; tensor types under dtypes)";
+  }
   if (!c.quantization) return "none";
   const auto& q = *c.quantization;
   std::string out = "MLX " + q.mode + ", " + std::to_string(q.global.bits) + "-bit, group size " +
@@ -117,6 +126,7 @@ ModelSummary summarize_gguf(const std::string& path) {
     s.weight_bytes += t.nbytes;
   }
   s.tensors = file.tensors().size();
+  if (const auto ft = file.find_int("general.file_type")) s.gguf_file_type = *ft;
   const tokenizer::Tokenizer tok = load_tokenizer(path);
   s.tokenizer = summarize_tokens(tok);
   auto token = [&](const char* key) -> std::optional<std::string> {
@@ -134,13 +144,19 @@ ModelSummary summarize_gguf(const std::string& path) {
 }  // namespace
 
 ModelSummary summarize_model(const std::string& dir) {
-  if (formats::is_gguf_path(dir)) return summarize_gguf(dir);
+  // Chat models also hold the packed copy of their output projection; decision models compute no logits.
+  if (formats::is_gguf_path(dir)) {
+    ModelSummary s = summarize_gguf(dir);
+    s.loaded_weight_bytes = registry::gguf_weight_bytes(dir, true);
+    return s;
+  }
   const std::string backbone = registry::backbone_path(dir);
   if (formats::is_gguf_path(backbone)) {  // a decision folder with a .gguf backbone
     ModelSummary s = summarize_gguf(backbone);
     s.path = dir;
     s.kind = detect_kind(dir);
     if (s.kind == ModelKind::Decision) s.head = summarize_head(dir);
+    s.loaded_weight_bytes = registry::gguf_weight_bytes(backbone, s.kind == ModelKind::Chat);
     return s;
   }
   ModelSummary s;
@@ -158,6 +174,8 @@ ModelSummary summarize_model(const std::string& dir) {
     if (t.name.find("embed_tokens.") != std::string::npos || t.name.find("lm_head.") != std::string::npos)
       s.embedding_parameters += t.params;
   s.weight_bytes = counts.stored_bytes;
+  s.loaded_weight_bytes =
+      registry::safetensors_weight_bytes(dir, s.config.text.tie_word_embeddings, s.kind == ModelKind::Chat);
   if (file_exists(dir + "/tokenizer.json")) s.tokenizer = summarize_tokenizer(dir);
   if (s.kind == ModelKind::Decision) s.head = summarize_head(dir);
   return s;
@@ -199,7 +217,12 @@ Json summary_to_json(const ModelSummary& s) {
   j["stored_dtypes"] = s.dtypes;
   j["tensors"] = s.tensors;
   j["skipped_tensors"] = s.skipped_tensors;
-  if (c.quantization) {
+  if (s.gguf_file_type) {
+    const std::string_view name = formats::gguf_file_type_name(*s.gguf_file_type);
+    j["quantization"] = formats::gguf_file_type_is_quantized(*s.gguf_file_type)
+                            ? Json{{"format", "gguf"}, {"file_type", *s.gguf_file_type}, {"name", std::string(name)}}
+                            : Json(nullptr);
+  } else if (c.quantization) {
     Json overrides = Json::object();
     for (const auto& [path, spec] : c.quantization->overrides)
       overrides[path] = {{"bits", spec.bits}, {"group_size", spec.group_size}};
@@ -216,6 +239,7 @@ Json summary_to_json(const ModelSummary& s) {
   j["embedding_parameters"] = s.embedding_parameters;
   j["weight_bytes"] = s.weight_bytes;
   j["memory_bytes"] = s.memory_bytes();
+  j["loaded_bytes"] = s.loaded_bytes();
   if (s.tokenizer) {
     const auto& tk = *s.tokenizer;
     Json special = Json::object();
@@ -269,7 +293,7 @@ std::string summary_to_text(const ModelSummary& s) {
                     " attention; L = DeltaNet, A = attention)");
   row("dtypes", dtype_list(s.dtypes) + " (" + std::to_string(s.tensors) + " tensors, " +
                     std::to_string(s.skipped_tensors) + " vision/MTP skipped)");
-  row("quantization", quantization_text(c));
+  row("quantization", quantization_text(s));
   row("parameters", std::to_string(s.parameters) + " (embeddings " + std::to_string(s.embedding_parameters) + ")");
   if (s.tokenizer) {
     const auto& tk = *s.tokenizer;
@@ -290,8 +314,8 @@ std::string summary_to_text(const ModelSummary& s) {
     row("decision head", s.head->config.dump() + ", " + std::to_string(s.head->parameters) + " parameters, " +
                              dtype_list(s.head->dtypes));
   }
-  row("memory", mib(s.memory_bytes()) + " once loaded (weights memory-mapped as stored" +
-                    std::string(s.head ? ", head included" : "") + ")");
+  row("memory", mib(s.loaded_bytes()) + " once loaded on this CPU (the kernels' packed copies included; " +
+                    mib(s.memory_bytes()) + " as stored" + std::string(s.head ? ", head included" : "") + ")");
   return o.str();
 }
 

@@ -41,10 +41,15 @@ struct ModelSummary {
   int64_t parameters = 0;                     // text model, logical (quantized counted unpacked)
   int64_t embedding_parameters = 0;
   std::size_t weight_bytes = 0;               // text-model tensors as stored (memory-mapped)
+  // The backbone's tensors as the loader holds them on this CPU (registry::gguf_weight_bytes or
+  // safetensors_weight_bytes: the kernels' packed copies instead of the matrices they replace).
+  std::size_t loaded_weight_bytes = 0;
+  std::optional<int64_t> gguf_file_type;      // a GGUF backbone's general.file_type
   std::optional<TokenizerSummary> tokenizer;
   std::optional<HeadSummary> head;
 
   std::size_t memory_bytes() const { return weight_bytes + (head ? head->bytes : 0); }
+  std::size_t loaded_bytes() const { return loaded_weight_bytes + (head ? head->bytes : 0); }
 };
 
 // Reads DIR's config, safetensors headers, tokenizer and head. Throws verdict::Error naming the file.

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cctype>
+#include <iterator>
 #include <string>
 
 namespace verdict::formats {
@@ -42,6 +43,22 @@ std::optional<GgmlTypeInfo> ggml_type_info(uint32_t id) {
 GgmlTypeInfo ggml_type_info(GgmlType type) { return *ggml_type_info(static_cast<uint32_t>(type)); }
 
 std::string_view ggml_type_name(GgmlType type) { return ggml_type_info(type).name; }
+
+std::string_view gguf_file_type_name(int64_t file_type) {
+  // llama.h's llama_ftype: ids 4–6 and 33–35 were removed from GGUF files.
+  static constexpr std::string_view kNames[] = {
+      "F32",     "F16",    "Q4_0",    "Q4_1",   "",       "",       "",       "Q8_0",   "Q5_0",   "Q5_1",
+      "Q2_K",    "Q3_K_S", "Q3_K_M",  "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K",   "IQ2_XXS",
+      "IQ2_XS",  "Q2_K_S", "IQ3_XS",  "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S",  "IQ3_M",  "IQ2_S",  "IQ2_M",
+      "IQ4_XS",  "IQ1_M",  "BF16",    "",       "",       "",       "TQ1_0",  "TQ2_0",  "MXFP4_MOE", "NVFP4",
+      "Q1_0",    "Q2_0"};
+  if (file_type < 0 || file_type >= static_cast<int64_t>(std::size(kNames))) return {};
+  return kNames[file_type];
+}
+
+bool gguf_file_type_is_quantized(int64_t file_type) {
+  return !gguf_file_type_name(file_type).empty() && file_type != 0 && file_type != 1 && file_type != 32;
+}
 
 std::optional<GgmlType> ggml_type_from_name(std::string_view name) {
   std::string upper(name);

@@ -45,6 +45,12 @@ std::string_view ggml_type_name(GgmlType type);
 // Parses "q8_0", "Q4_K", ... (case-insensitive); nullopt if unknown.
 std::optional<GgmlType> ggml_type_from_name(std::string_view name);
 
+// The name llama-quantize gives a GGUF file's `general.file_type` (llama.cpp's llama_ftype): "Q4_K_M" for
+// 15, "F16" for 1, ...; empty for an id it does not define.
+std::string_view gguf_file_type_name(int64_t file_type);
+// Whether that file type is a quantization (not F32, F16 or BF16).
+bool gguf_file_type_is_quantized(int64_t file_type);
+
 // Bytes of one row of `values` values; nullopt when `values` is not a whole number of blocks or the
 // size overflows.
 std::optional<uint64_t> ggml_row_bytes(GgmlType type, uint64_t values);

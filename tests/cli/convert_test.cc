@@ -13,6 +13,7 @@
 #include "core/json.h"
 #include "support/fixtures.h"
 #include "support/process.h"
+#include "support/scoped_env.h"
 
 namespace verdict {
 namespace {
@@ -74,6 +75,22 @@ TEST(Convert, WritesAFileTheOtherCommandsLoad) {
   EXPECT_EQ(j["dimensions"]["hidden_size"], 64);
   EXPECT_EQ(j["dimensions"]["vocab_size"], 768);
   EXPECT_EQ(j["tokenizer"]["vocab_size"], 765);
+  EXPECT_EQ(j["quantization"]["format"], "gguf");
+  EXPECT_EQ(j["quantization"]["name"], "Q8_0");
+  EXPECT_EQ(j["quantization"]["file_type"], 7);
+  // Loaded, in the tests' exact mode (VERDICT_PACK=0): the tensors as stored. With the packed kernels: the
+  // Q8_0 records (34 bytes per 32 weights as stored, rows padded to 16) plus the packed copy of the tied
+  // embeddings for the logits.
+  EXPECT_EQ(j["loaded_bytes"], j["memory_bytes"]);
+  {
+    testing::ScopedEnv pack("VERDICT_PACK", "1");
+    const auto packed = run_process(verdict_bin(), {"info", out, "--json"});
+    ASSERT_EQ(packed.exit_code, 0) << packed.err;
+    const Json p = parse_json(packed.out, "info");
+    EXPECT_EQ(p["memory_bytes"], j["memory_bytes"]);
+    EXPECT_GT(p["loaded_bytes"].get<int64_t>(), p["memory_bytes"].get<int64_t>());
+    EXPECT_LT(p["loaded_bytes"].get<int64_t>(), 2 * p["memory_bytes"].get<int64_t>());
+  }
 
   const Json cases = load_json_file(fixture("qwen35-tiny/tokenizer_cases.json"));
   for (const Json& c : cases["cases"]) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "formats/ggml_type.h"
 #include "formats/gguf.h"
 #include "formats/gguf_writer.h"
 #include "gguf_samples.h"
@@ -124,6 +125,26 @@ TEST(Gguf, HonoursACustomAlignment) {
   EXPECT_EQ(h.data_offset % 64, 0u);
   EXPECT_EQ(h.tensors[1].offset, 64u);
   EXPECT_EQ(h.tensors[1].data[9], 0xAB);
+}
+
+// llama.h's llama_ftype ids, as llama-quantize writes them to general.file_type (the llama.cpp fixture file
+// is 0, an F32 conversion).
+TEST(Gguf, FileTypeNamesAreLlamaCpps) {
+  EXPECT_EQ(GgufFile(verdict::testing::fixture("qwen35-tiny/model-f32.gguf")).get_int("general.file_type"), 0);
+  EXPECT_EQ(gguf_file_type_name(0), "F32");
+  EXPECT_EQ(gguf_file_type_name(7), "Q8_0");
+  EXPECT_EQ(gguf_file_type_name(15), "Q4_K_M");
+  EXPECT_EQ(gguf_file_type_name(17), "Q5_K_M");
+  EXPECT_EQ(gguf_file_type_name(18), "Q6_K");
+  EXPECT_EQ(gguf_file_type_name(30), "IQ4_XS");
+  EXPECT_EQ(gguf_file_type_name(32), "BF16");
+  for (int64_t removed : {-1, 4, 5, 6, 33, 34, 35, 42, 1024}) EXPECT_EQ(gguf_file_type_name(removed), "") << removed;
+  EXPECT_FALSE(gguf_file_type_is_quantized(0));
+  EXPECT_FALSE(gguf_file_type_is_quantized(1));
+  EXPECT_FALSE(gguf_file_type_is_quantized(32));
+  EXPECT_FALSE(gguf_file_type_is_quantized(4));
+  EXPECT_TRUE(gguf_file_type_is_quantized(2));
+  EXPECT_TRUE(gguf_file_type_is_quantized(15));
 }
 
 TEST(Gguf, GgufPathsAreRecognizedByExtension) {
