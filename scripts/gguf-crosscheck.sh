@@ -12,7 +12,9 @@
 # block, as llama.cpp does for quantized / BF16 weights). It also checks that llama-bench loads each file.
 # For each non-F32 file it adds llama.cpp's own numbers: the gap between its two largest logits (its top-2
 # margin) and how far the type moves its logits from its F32 run (the quantization's own error), which
-# say whether a top-1 comparison can be decided by the type at all. The numbers are recorded in docs/gguf.md.
+# say whether a top-1 comparison can be decided by the type at all; where the packed top-1 differs it also
+# prints verdict's own top-1 with prefill pieces of 200, 100 and 30 tokens (the same function up to fp32
+# order). The numbers are recorded in docs/gguf.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 verdict="${1:-build/release/src/cli/verdict}"
@@ -51,7 +53,18 @@ for prompt in json.load(open(golden))["prompts"]:
         diff = max(abs(a - b) for a, b in zip(got, ref))
         rel = diff / max(abs(b) for b in ref)
         same = max(range(len(got)), key=got.__getitem__) == max(range(len(ref)), key=ref.__getitem__)
-        cells.append(f"pack={pack}: max|Δ| {diff:.3g} rel {rel:.3g} top-1 {'same' if same else 'DIFFERS'}")
+        cell = f"pack={pack}: max|Δ| {diff:.3g} rel {rel:.3g} top-1 {'same' if same else 'DIFFERS'}"
+        if not same and pack == "1":
+            # Is the pair decided by the weights or by fp32 order? verdict's own top-1 with other prefill
+            # piece sizes (which agree within fp32 rounding, `verdict forward --chunk`).
+            tops = []
+            for chunk in ("200", "100", "30"):
+                o = subprocess.run([verdict, "forward", "--model", gguf, "--tokens", ",".join(map(str, ids)),
+                                    "--chunk", chunk], check=True, capture_output=True, text=True, env=env).stdout
+                g = json.loads(o)["logits"]
+                tops.append(f"{chunk}:{max(range(len(g)), key=g.__getitem__)}")
+            cell += f" (llama.cpp {max(range(len(ref)), key=ref.__getitem__)}; verdict by piece size {' '.join(tops)})"
+        cells.append(cell)
     if label.split()[1] != "f32":
         top = sorted(ref, reverse=True)
         own = max(abs(a - b) for a, b in zip(ref, f32[prompt["name"]]))
