@@ -65,7 +65,8 @@ inline constexpr int64_t kSuperCols = kSuperBlocks * kQBlock;
 inline constexpr int64_t kSuperFloats = 2 * kPackRows;
 
 // Activations quantized for the Int8 kernels: n tokens × cols, per token and 32-column block b:
-// q = int8 values, d = scale (x ≈ d · q, int8_block_scale), qsum = Σ q, xsum = Σ x (fp32); for sub16
+// q = int8 values, d = scale (x ≈ d · q, int8_block_scale; for K-quant weights one per 256 columns,
+// quantize_rows_super), qsum = Σ q, xsum = Σ x (fp32; K-quants: d · qsum); for sub16
 // weights also qsum16 = Σ q of each 16-column half.
 struct QuantizedRows {
   const int8_t* q = nullptr;        // n × cols
