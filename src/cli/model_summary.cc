@@ -10,6 +10,7 @@
 #include "formats/gguf.h"
 #include "formats/gguf_qwen35.h"
 #include "formats/tensor_store.h"
+#include "models/qwen35/weights.h"
 #include "registry/model_source.h"
 #include "tokenizer/tokenizer.h"
 
@@ -120,7 +121,9 @@ ModelSummary summarize_gguf(const std::string& path) {
   const formats::GgufFile file(path);
   s.config = formats::gguf_qwen35_model_config(file);
   for (const formats::GgufTensor& t : file.tensors()) {
-    ++s.dtypes[std::string(formats::ggml_type_name(t.type))];
+    const std::string type(formats::ggml_type_name(t.type));
+    if (!models::qwen35::gguf_weight_type(t.type) && !s.dtypes.contains(type)) s.unsupported_types.push_back(type);
+    ++s.dtypes[type];
     s.parameters += t.numel();
     if (t.name == "token_embd.weight" || t.name == "output.weight") s.embedding_parameters += t.numel();
     s.weight_bytes += t.nbytes;
@@ -239,7 +242,8 @@ Json summary_to_json(const ModelSummary& s) {
   j["embedding_parameters"] = s.embedding_parameters;
   j["weight_bytes"] = s.weight_bytes;
   j["memory_bytes"] = s.memory_bytes();
-  j["loaded_bytes"] = s.loaded_bytes();
+  j["loaded_bytes"] = s.unsupported_types.empty() ? Json(s.loaded_bytes()) : Json(nullptr);
+  j["unsupported_tensor_types"] = s.unsupported_types;
   if (s.tokenizer) {
     const auto& tk = *s.tokenizer;
     Json special = Json::object();
@@ -314,8 +318,16 @@ std::string summary_to_text(const ModelSummary& s) {
     row("decision head", s.head->config.dump() + ", " + std::to_string(s.head->parameters) + " parameters, " +
                              dtype_list(s.head->dtypes));
   }
-  row("memory", mib(s.loaded_bytes()) + " once loaded on this CPU (the kernels' packed copies included; " +
-                    mib(s.memory_bytes()) + " as stored" + std::string(s.head ? ", head included" : "") + ")");
+  if (!s.unsupported_types.empty()) {
+    std::string types;
+    for (const std::string& name : s.unsupported_types) types += (types.empty() ? "" : ", ") + name;
+    row("loader", "cannot run this file: " + types +
+                      " tensors (verdict computes with F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K)");
+    row("memory", mib(s.memory_bytes()) + " as stored" + std::string(s.head ? ", head included" : ""));
+  } else {
+    row("memory", mib(s.loaded_bytes()) + " once loaded on this CPU (the kernels' packed copies included; " +
+                      mib(s.memory_bytes()) + " as stored" + std::string(s.head ? ", head included" : "") + ")");
+  }
   return o.str();
 }
 

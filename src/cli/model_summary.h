@@ -45,6 +45,7 @@ struct ModelSummary {
   // safetensors_weight_bytes: the kernels' packed copies instead of the matrices they replace).
   std::size_t loaded_weight_bytes = 0;
   std::optional<int64_t> gguf_file_type;      // a GGUF backbone's general.file_type
+  std::vector<std::string> unsupported_types;  // a GGUF backbone's tensor types the loader cannot compute with
   std::optional<TokenizerSummary> tokenizer;
   std::optional<HeadSummary> head;
 

@@ -8,8 +8,10 @@
 namespace verdict::formats {
 namespace {
 
-// Block geometry of the standard ggml types (ggml-common.h): the K-quants pack 256 values per block.
-constexpr std::array<GgmlTypeInfo, 20> kTypes = {{
+// Block geometry of the ggml types (ggml-common.h of llama.cpp 80fb11ac): the K-quants and most i-quants pack
+// 256 values per block. Every type a GGUF file may hold is read (and named in errors and `verdict info`);
+// the model loader computes with a subset (kernels::WeightType).
+constexpr std::array<GgmlTypeInfo, 35> kTypes = {{
     {GgmlType::F32, "F32", 1, 4},
     {GgmlType::F16, "F16", 1, 2},
     {GgmlType::Q4_0, "Q4_0", 32, 18},
@@ -30,6 +32,21 @@ constexpr std::array<GgmlTypeInfo, 20> kTypes = {{
     {GgmlType::I64, "I64", 1, 8},
     {GgmlType::F64, "F64", 1, 8},
     {GgmlType::BF16, "BF16", 1, 2},
+    {GgmlType::IQ2_XXS, "IQ2_XXS", 256, 66},
+    {GgmlType::IQ2_XS, "IQ2_XS", 256, 74},
+    {GgmlType::IQ3_XXS, "IQ3_XXS", 256, 98},
+    {GgmlType::IQ1_S, "IQ1_S", 256, 50},
+    {GgmlType::IQ4_NL, "IQ4_NL", 32, 18},
+    {GgmlType::IQ3_S, "IQ3_S", 256, 110},
+    {GgmlType::IQ2_S, "IQ2_S", 256, 82},
+    {GgmlType::IQ4_XS, "IQ4_XS", 256, 136},
+    {GgmlType::IQ1_M, "IQ1_M", 256, 56},
+    {GgmlType::TQ1_0, "TQ1_0", 256, 54},
+    {GgmlType::TQ2_0, "TQ2_0", 256, 66},
+    {GgmlType::MXFP4, "MXFP4", 32, 17},
+    {GgmlType::NVFP4, "NVFP4", 64, 36},
+    {GgmlType::Q1_0, "Q1_0", 128, 18},
+    {GgmlType::Q2_0, "Q2_0", 64, 18},
 }};
 
 }  // namespace

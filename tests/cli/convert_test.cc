@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "core/json.h"
@@ -116,6 +119,44 @@ TEST(Convert, WritesAFileTheOtherCommandsLoad) {
     EXPECT_LT(max_diff / max_ref, 0.15) << p["name"];
     EXPECT_EQ(static_cast<int>(best), p["argmax_rows"].back().get<int>()) << p["name"];
   }
+  std::filesystem::remove_all(dir);
+}
+
+// A file with a tensor type the loader cannot compute with: `info` still describes it and names the type,
+// the commands that load it fail with one line naming it. The file is a Q4_0 conversion whose
+// blk.0.ffn_down.weight is relabelled IQ4_NL (ggml type 20: also 18 bytes per 32 values).
+TEST(Convert, UnsupportedTensorTypesAreNamed) {
+  const std::string dir = temp_dir("iq4");
+  const std::string out = dir + "/tiny-iq4_nl.gguf";
+  ASSERT_EQ(run_process(verdict_bin(), {"convert", fixture("qwen35-tiny"), out, "--type", "q4_0"}).exit_code, 0);
+  {
+    std::fstream f(out, std::ios::in | std::ios::out | std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const std::string name = "blk.0.ffn_down.weight";
+    const std::size_t at = bytes.find(name);
+    ASSERT_NE(at, std::string::npos);
+    uint32_t dims = 0, type = 0;
+    std::memcpy(&dims, bytes.data() + at + name.size(), 4);  // tensor info: name, n_dims, ne[n_dims], type
+    const std::size_t type_at = at + name.size() + 4 + 8 * dims;
+    std::memcpy(&type, bytes.data() + type_at, 4);
+    ASSERT_EQ(type, 2u);  // Q4_0
+    type = 20;
+    f.seekp(static_cast<std::streamoff>(type_at));
+    f.write(reinterpret_cast<const char*>(&type), 4);
+  }
+  const auto info = run_process(verdict_bin(), {"info", out, "--json"});
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  const Json j = parse_json(info.out, "info");
+  EXPECT_EQ(j["unsupported_tensor_types"], Json::array({"IQ4_NL"}));
+  EXPECT_EQ(j["stored_dtypes"]["IQ4_NL"], 1);
+  EXPECT_TRUE(j["loaded_bytes"].is_null());
+  const auto text = run_process(verdict_bin(), {"info", out});
+  EXPECT_NE(text.out.find("cannot run this file: IQ4_NL tensors"), std::string::npos) << text.out;
+
+  const auto forward = run_process(verdict_bin(), {"forward", "--model", out, "--tokens", "1,2"});
+  EXPECT_EQ(forward.exit_code, 1);
+  EXPECT_NE(forward.err.find("blk.0.ffn_down.weight: type IQ4_NL is not supported"), std::string::npos)
+      << forward.err;
   std::filesystem::remove_all(dir);
 }
 

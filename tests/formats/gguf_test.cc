@@ -127,6 +127,40 @@ TEST(Gguf, HonoursACustomAlignment) {
   EXPECT_EQ(h.tensors[1].data[9], 0xAB);
 }
 
+// Every tensor type a GGUF file may hold is read, with ggml's block geometry (the sizes below are those of
+// ggml-common.h's static_asserts, e.g. block_iq4_xs = half + uint16 + QK_K/64 + QK_K/2 bytes per 256
+// values), so files with types the loader cannot compute with still open and name their types.
+TEST(Gguf, ReadsEveryGgmlTypesGeometry) {
+  struct Want {
+    GgmlType type;
+    const char* name;
+    uint64_t values, bytes;
+  };
+  const Want want[] = {{GgmlType::Q4_1, "Q4_1", 32, 20},     {GgmlType::Q5_0, "Q5_0", 32, 22},
+                       {GgmlType::Q5_1, "Q5_1", 32, 24},     {GgmlType::Q2_K, "Q2_K", 256, 84},
+                       {GgmlType::Q3_K, "Q3_K", 256, 110},   {GgmlType::IQ2_XXS, "IQ2_XXS", 256, 66},
+                       {GgmlType::IQ2_XS, "IQ2_XS", 256, 74}, {GgmlType::IQ2_S, "IQ2_S", 256, 82},
+                       {GgmlType::IQ3_XXS, "IQ3_XXS", 256, 98}, {GgmlType::IQ3_S, "IQ3_S", 256, 110},
+                       {GgmlType::IQ1_S, "IQ1_S", 256, 50},  {GgmlType::IQ1_M, "IQ1_M", 256, 56},
+                       {GgmlType::IQ4_NL, "IQ4_NL", 32, 18}, {GgmlType::IQ4_XS, "IQ4_XS", 256, 136},
+                       {GgmlType::TQ1_0, "TQ1_0", 256, 54},  {GgmlType::TQ2_0, "TQ2_0", 256, 66},
+                       {GgmlType::MXFP4, "MXFP4", 32, 17},   {GgmlType::NVFP4, "NVFP4", 64, 36},
+                       {GgmlType::Q1_0, "Q1_0", 128, 18},    {GgmlType::Q2_0, "Q2_0", 64, 18}};
+  GgufLayout layout;
+  for (const Want& w : want) layout.add_tensor(w.name, w.type, {static_cast<int64_t>(2 * w.values), 3});
+  const std::vector<uint8_t> bytes = serialize_gguf(layout, [](std::size_t, std::span<uint8_t> out) {
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<uint8_t>(i);
+  });
+  const GgufHeader h = parse_gguf(bytes.data(), bytes.size(), "types.gguf");
+  ASSERT_EQ(h.tensors.size(), std::size(want));
+  for (std::size_t i = 0; i < std::size(want); ++i) {
+    EXPECT_EQ(h.tensors[i].type, want[i].type) << want[i].name;
+    EXPECT_EQ(ggml_type_name(h.tensors[i].type), want[i].name);
+    EXPECT_EQ(h.tensors[i].nbytes, 3 * 2 * want[i].bytes) << want[i].name;
+    EXPECT_EQ(ggml_type_from_name(want[i].name), want[i].type);
+  }
+}
+
 // llama.h's llama_ftype ids, as llama-quantize writes them to general.file_type (the llama.cpp fixture file
 // is 0, an F32 conversion).
 TEST(Gguf, FileTypeNamesAreLlamaCpps) {
