@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "core/error.h"
 #include "core/mapped_file.h"
@@ -64,6 +65,24 @@ formats::ModelConfig read_model_config(const std::string& path) {
   const std::string backbone = backbone_path(path);
   if (formats::is_gguf_path(backbone)) return formats::gguf_qwen35_model_config(formats::GgufFile(backbone));
   return formats::load_model_config(backbone + "/config.json");
+}
+
+void check_gguf_tensor_types(const std::string& path, int64_t layers) {
+  const std::string backbone = backbone_path(path);
+  if (!formats::is_gguf_path(backbone)) return;
+  const formats::GgufFile file(backbone);
+  for (const formats::GgufTensor& t : file.tensors()) {
+    bool text = t.name == "token_embd.weight" || t.name == "output.weight" || t.name == "output_norm.weight";
+    if (t.name.starts_with("blk.")) {
+      const std::size_t dot = t.name.find('.', 4);
+      const std::string index = t.name.substr(4, dot == std::string::npos ? std::string::npos : dot - 4);
+      text = !index.empty() && index.size() < 9 && std::all_of(index.begin(), index.end(), ::isdigit) &&
+             std::stoll(index) < layers;
+    }
+    if (text && !models::qwen35::gguf_weight_type(t.type))
+      throw Error(backbone + ": tensor " + t.name + ": type " + std::string(formats::ggml_type_name(t.type)) +
+                  " is not supported (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K)");
+  }
 }
 
 tokenizer::Tokenizer read_model_tokenizer(const std::string& model_path) {

@@ -39,6 +39,11 @@ tokenizer::Tokenizer read_model_tokenizer(const std::string& path);
 // `tokenizer.chat_template` with the bos/eos token texts of its tokenizer metadata.
 chat::ChatTemplate read_chat_template(const std::string& path, const tokenizer::Tokenizer& tok);
 
+// For a GGUF backbone: throws verdict::Error naming the first text-model tensor (token_embd, output,
+// output_norm, blk.N.* for N below the layer count) whose type the loader cannot compute with, in the
+// loader's words, so that a server refuses such a file at start-up instead of at its first request.
+void check_gguf_tensor_types(const std::string& path, int64_t layers);
+
 // Bytes the GGUF backbone's tensors hold once loaded (0 for a safetensors checkpoint): as stored, but a
 // layer matrix the kernels pack (kernels::pack_enabled, preferred_pack) as its packed copy (its mapped
 // pages are dropped), and with `output_copy` (chat models: Weights::pack_matrices(true)) the output

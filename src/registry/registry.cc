@@ -123,6 +123,7 @@ void Registry::initialize() {
       created = modification_time(dir);
       const formats::ModelConfig model = read_model_config(dir);
       const models::qwen35::Config config = models::qwen35::make_config(model, model_config_path(dir));
+      check_gguf_tensor_types(dir, model.text.num_hidden_layers);
       const auto it = options_.max_length.find(e->spec.name);
       max_length = it != options_.max_length.end() ? it->second : is_chat ? options_.chat_context : kDefaultMaxLength;
       const int64_t positions = model.text.max_position_embeddings;

@@ -7,14 +7,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include "core/json.h"
 #include "support/fixtures.h"
+#include "support/gguf_edit.h"
 #include "support/process.h"
 #include "support/scoped_env.h"
 
@@ -129,21 +127,7 @@ TEST(Convert, UnsupportedTensorTypesAreNamed) {
   const std::string dir = temp_dir("iq4");
   const std::string out = dir + "/tiny-iq4_nl.gguf";
   ASSERT_EQ(run_process(verdict_bin(), {"convert", fixture("qwen35-tiny"), out, "--type", "q4_0"}).exit_code, 0);
-  {
-    std::fstream f(out, std::ios::in | std::ios::out | std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    const std::string name = "blk.0.ffn_down.weight";
-    const std::size_t at = bytes.find(name);
-    ASSERT_NE(at, std::string::npos);
-    uint32_t dims = 0, type = 0;
-    std::memcpy(&dims, bytes.data() + at + name.size(), 4);  // tensor info: name, n_dims, ne[n_dims], type
-    const std::size_t type_at = at + name.size() + 4 + 8 * dims;
-    std::memcpy(&type, bytes.data() + type_at, 4);
-    ASSERT_EQ(type, 2u);  // Q4_0
-    type = 20;
-    f.seekp(static_cast<std::streamoff>(type_at));
-    f.write(reinterpret_cast<const char*>(&type), 4);
-  }
+  ASSERT_EQ(testing::relabel_gguf_tensor(out, "blk.0.ffn_down.weight", 20), 2u);  // Q4_0 → IQ4_NL
   const auto info = run_process(verdict_bin(), {"info", out, "--json"});
   ASSERT_EQ(info.exit_code, 0) << info.err;
   const Json j = parse_json(info.out, "info");

@@ -16,6 +16,7 @@
 #include "registry/model_source.h"
 #include "registry/model_spec.h"
 #include "support/fixtures.h"
+#include "support/gguf_edit.h"
 #include "support/scoped_env.h"
 
 namespace verdict::registry {
@@ -133,6 +134,32 @@ TEST(GgufModel, DecisionFolderWithAGgufBackbone) {
     EXPECT_NE(std::string(e.what()).find("2 .gguf files"), std::string::npos) << e.what();
   }
   std::filesystem::remove_all(root);
+}
+
+// A file with a text-model tensor of a type the loader cannot compute with is refused when the registry
+// reads it (at a server's start-up), in the loader's words; tensors past the text layers are not its
+// concern. The file: a Q4_0 conversion with blk.0.ffn_down.weight relabelled IQ4_NL (same block geometry).
+TEST(GgufModel, UnsupportedTensorTypesAreRefusedUpFront) {
+  const std::string dir = ::testing::TempDir() + "/registry_gguf_iq4_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/tiny.gguf";
+  models::qwen35::GgufExportOptions options;
+  options.type = formats::GgmlType::Q4_0;
+  models::qwen35::export_gguf(fixture("qwen35-tiny"), path, options);
+  const int64_t layers = read_model_config(path).text.num_hidden_layers;
+  EXPECT_NO_THROW(check_gguf_tensor_types(path, layers));
+  ASSERT_EQ(verdict::testing::relabel_gguf_tensor(path, "blk.0.ffn_down.weight", 20), 2u);
+  try {
+    check_gguf_tensor_types(path, layers);
+    ADD_FAILURE() << "an IQ4_NL tensor accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor blk.0.ffn_down.weight: type IQ4_NL is not supported"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(check_gguf_tensor_types(path, 0));  // were blk.0 not a text layer
+  EXPECT_THROW(models::qwen35::Backbone::load(path), Error);  // what the check stands in for
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
