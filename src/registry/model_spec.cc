@@ -119,7 +119,8 @@ std::vector<ModelSpec> scan_models_dir(const std::string& dir) {
   for (const std::string& name : list_folder(root)) {
     const std::string path = root + "/" + name;
     if (!name_is_valid(name) || !is_checkpoint_dir(path)) continue;
-    specs.push_back({name, path, detect_kind(path)});
+    // A .gguf file is named as --model names it: without the extension.
+    specs.push_back({is_gguf_model(path) ? name.substr(0, name.size() - 5) : name, path, detect_kind(path)});
   }
   return specs;
 }

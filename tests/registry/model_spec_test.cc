@@ -49,13 +49,18 @@ TEST(ModelSpec, ModelsFolderFindsEveryCheckpoint) {
   ASSERT_EQ(::symlink(chat_dir().c_str(), (dir + "/alpha-chat").c_str()), 0);
   ASSERT_EQ(::mkdir((dir + "/empty").c_str(), 0755), 0);
   ASSERT_EQ(std::system(("touch " + dir + "/notes.txt").c_str()), 0);
+  // A .gguf file is a chat model named without its extension, as `--model FILE.gguf` names it.
+  ASSERT_EQ(::symlink(verdict::testing::fixture("qwen35-tiny/model-f32.gguf").c_str(), (dir + "/tiny-f32.gguf").c_str()), 0);
   const std::vector<ModelSpec> found = scan_models_dir(dir + "/");
-  ASSERT_EQ(found.size(), 2u);
+  ASSERT_EQ(found.size(), 3u);
   EXPECT_EQ(found[0].name, "alpha-chat");
   EXPECT_EQ(found[0].kind, ModelKind::kChat);
-  EXPECT_EQ(found[1].name, "zeta-judge");
-  EXPECT_EQ(found[1].kind, ModelKind::kDecision);
-  EXPECT_EQ(found[1].path, dir + "/zeta-judge");
+  EXPECT_EQ(found[1].name, "tiny-f32");
+  EXPECT_EQ(found[1].path, dir + "/tiny-f32.gguf");
+  EXPECT_EQ(found[1].name, model_from_flag(found[1].path).name);
+  EXPECT_EQ(found[2].name, "zeta-judge");
+  EXPECT_EQ(found[2].kind, ModelKind::kDecision);
+  EXPECT_EQ(found[2].path, dir + "/zeta-judge");
   ASSERT_EQ(std::system(("rm -rf " + dir).c_str()), 0);
   EXPECT_THROW(scan_models_dir("/nonexistent/models"), Error);
 }
