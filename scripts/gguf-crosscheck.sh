@@ -25,7 +25,7 @@ trap 'rm -rf "$work"' EXIT
 
 for model in qwen35-tiny qwen35-small; do
   types="f32 f16 bf16 q8_0 q4_0"  # f32 first: the other types' rows compare with its llama.cpp logits
-  [ "$model" = qwen35-small ] && types="$types q4_k q5_k q6_k"  # K-quants: whole 256-value rows
+  [ "$model" = qwen35-small ] && types="$types q3_k q4_k q5_k q6_k"  # K-quants: whole 256-value rows
   for type in $types; do
     gguf="$work/$model-$type.gguf"
     "$verdict" convert "$fixtures/$model" "$gguf" --type "$type" >/dev/null

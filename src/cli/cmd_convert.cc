@@ -16,9 +16,11 @@ int run_convert(Args& args) {
   const std::string type = args.value("type").value_or("f32");
   options.k_m = type == "q4_k_m" || type == "q5_k_m";
   const auto parsed = formats::ggml_type_from_name(type == "q4_k_m" ? "q4_k" : type == "q5_k_m" ? "q5_k" : type);
-  if (!parsed || (type != "f32" && type != "f16" && type != "bf16" && type != "q8_0" && type != "q4_0" && type != "q4_k" &&
-                  type != "q5_k" && type != "q6_k" && !options.k_m))
-    throw UsageError("--type must be f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k, q4_k_m or q5_k_m, not '" + type + "'");
+  const bool plain = type == "f32" || type == "f16" || type == "bf16" || type == "q8_0" || type == "q4_0" ||
+                     type == "q3_k" || type == "q4_k" || type == "q5_k" || type == "q6_k";
+  if (!parsed || (!plain && !options.k_m))
+    throw UsageError("--type must be f32, f16, bf16, q8_0, q4_0, q3_k, q4_k, q5_k, q6_k, q4_k_m or q5_k_m, not '" +
+                     type + "'");
   options.type = *parsed;
   options.name = args.value("name").value_or("");
   const std::vector<std::string> pos = args.positionals();

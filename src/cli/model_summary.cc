@@ -322,7 +322,7 @@ std::string summary_to_text(const ModelSummary& s) {
     std::string types;
     for (const std::string& name : s.unsupported_types) types += (types.empty() ? "" : ", ") + name;
     row("loader", "cannot run this file: " + types +
-                      " tensors (verdict computes with F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K)");
+                      " tensors (verdict computes with " + models::qwen35::gguf_weight_type_names() + ")");
     row("memory", mib(s.memory_bytes()) + " as stored" + std::string(s.head ? ", head included" : ""));
   } else {
     row("memory", mib(s.loaded_bytes()) + " once loaded on this CPU (the kernels' packed copies included; " +

@@ -20,7 +20,8 @@ void store_u16(uint8_t* p, uint16_t v) {
 float load_f16(const uint8_t* p) { return f16_to_f32(static_cast<uint16_t>(p[0] | (p[1] << 8))); }
 void store_f16(uint8_t* p, float v) { store_u16(p, f32_to_f16(v)); }
 
-// Round half away from zero through the float's bits, as ggml's nearest_int (valid for |x| < 2^22).
+// Round to nearest (ties to even, the float addition's rounding) through the float's bits, as ggml's
+// nearest_int (valid for |x| < 2^22).
 int nearest_int(float x) {
   const float shifted = x + 12582912.0f;  // 1.5 · 2^23: the integer lands in the low mantissa bits
   int32_t bits;
@@ -254,22 +255,30 @@ float fit_q6_scale(const float* x, uint8_t* levels) {
   return scale;
 }
 
+// Fits the 16 sub-blocks of a super-block with `fit` (their levels into `levels`, their scales into
+// `scales`) and returns the scale of largest magnitude, with its sign (the first of equal magnitudes).
+template <typename Level, typename Fit>
+float fit_sub_blocks(const float* x, Level* levels, float* scales, Fit fit) {
+  float max_scale = 0, max_abs = 0;
+  for (int j = 0; j < 16; ++j) {
+    scales[j] = fit(x + 16 * j, levels + 16 * j);
+    if (std::fabs(scales[j]) > max_abs) {
+      max_abs = std::fabs(scales[j]);
+      max_scale = scales[j];
+    }
+  }
+  return max_scale;
+}
+
 // Q6_K: sixteen 16-value sub-blocks, each x ≈ d·sc_j·(q − 32) with an int8 sc_j and 6-bit q; d = −(the
 // sub-block scale of largest magnitude) / 128.
 void quantize_q6_k(const float* x, int64_t n, uint8_t* out) {
   for (int64_t b = 0; b < n / kQK; ++b, x += kQK, out += 210) {
     uint8_t levels[kQK];
     float scales[16];
-    float max_scale = 0, max_abs = 0;
-    for (int j = 0; j < 16; ++j) {
-      scales[j] = fit_q6_scale(x + 16 * j, levels + 16 * j);
-      if (std::fabs(scales[j]) > max_abs) {
-        max_abs = std::fabs(scales[j]);
-        max_scale = scales[j];
-      }
-    }
+    const float max_scale = fit_sub_blocks(x, levels, scales, fit_q6_scale);
     std::memset(out, 0, 210);
-    if (max_abs < 1e-15f) continue;  // an all-zero block: d = 0
+    if (std::fabs(max_scale) < 1e-15f) continue;  // an all-zero block: d = 0
     const float iscale = -128.0f / max_scale;
     store_f16(out + 208, 1 / iscale);
     auto* sc = reinterpret_cast<int8_t*>(out + 192);
@@ -297,6 +306,99 @@ void quantize_q6_k(const float* x, int64_t n, uint8_t* out) {
   }
 }
 
+// The scale of one 16-value sub-block of a Q3_K block at signed levels −4..3 (ggml's make_q3_quants with
+// nmax 4 and its rmse refinement): levels at −4 / (the value of largest magnitude), then up to 5 passes that
+// move single levels to where the x²-weighted least-squares fit explains more (Σ(w·x·l)² / Σ(w·l²)).
+// Writes the levels + 4 into `levels`; returns the fitted scale (0 for an all-zero sub-block).
+float fit_q3_scale(const float* x, int8_t* levels) {
+  constexpr int n = 16, nmax = 4;
+  float max = 0, amax = 0;
+  for (int i = 0; i < n; ++i) {
+    const float ax = std::fabs(x[i]);
+    if (ax > amax) {
+      amax = ax;
+      max = x[i];
+    }
+  }
+  if (amax < 1e-15f) {  // GROUP_MAX_EPS: all zero
+    std::memset(levels, 0, n);
+    return 0.0f;
+  }
+  const float iscale = -nmax / max;
+  float sumlx = 0, suml2 = 0;
+  for (int i = 0; i < n; ++i) {
+    const int l = std::clamp(nearest_int(iscale * x[i]), -nmax, nmax - 1);
+    levels[i] = static_cast<int8_t>(l);
+    const float w = x[i] * x[i];
+    sumlx += w * x[i] * static_cast<float>(l);
+    suml2 += w * static_cast<float>(l) * static_cast<float>(l);
+  }
+  for (int pass = 0; pass < 5; ++pass) {
+    int changed = 0;
+    for (int i = 0; i < n; ++i) {
+      const float w = x[i] * x[i];
+      float slx = sumlx - w * x[i] * static_cast<float>(levels[i]);
+      if (slx <= 0) continue;
+      float sl2 = suml2 - w * static_cast<float>(levels[i]) * static_cast<float>(levels[i]);
+      const int l = std::clamp(nearest_int(x[i] * sl2 / slx), -nmax, nmax - 1);
+      if (l == levels[i]) continue;
+      slx += w * x[i] * static_cast<float>(l);
+      sl2 += w * static_cast<float>(l) * static_cast<float>(l);
+      if (sl2 > 0 && slx * slx * suml2 > sumlx * sumlx * sl2) {
+        levels[i] = static_cast<int8_t>(l);
+        sumlx = slx;
+        suml2 = sl2;
+        ++changed;
+      }
+    }
+    if (changed == 0) break;
+  }
+  for (int i = 0; i < n; ++i) levels[i] = static_cast<int8_t>(levels[i] + nmax);
+  return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
+}
+
+// Q3_K: sixteen 16-value sub-blocks, each x ≈ d·(s_j − 32)·(q − 4) with a 6-bit field s_j and 3-bit q;
+// d = −(the sub-block scale of largest magnitude) / 32. Layout as kernels::WeightType::Q3_K reads it: hmask
+// (bit e / 32 of byte e % 32), qs (2 bits per value), the 12 scale bytes, d.
+void quantize_q3_k(const float* x, int64_t n, uint8_t* out) {
+  for (int64_t b = 0; b < n / kQK; ++b, x += kQK, out += 110) {
+    int8_t levels[kQK];
+    float scales[16];
+    const float max_scale = fit_sub_blocks(x, levels, scales, fit_q3_scale);
+    std::memset(out, 0, 110);
+    uint8_t* sc = out + 96;
+    if (max_scale != 0.0f) {
+      const float iscale = -32.0f / max_scale;
+      for (int j = 0; j < 16; ++j) {
+        const int l = std::clamp(static_cast<int>(static_cast<int8_t>(nearest_int(iscale * scales[j]))), -32, 31) + 32;
+        sc[j % 8] |= static_cast<uint8_t>((l & 0xF) << (j < 8 ? 0 : 4));
+        sc[8 + j % 4] |= static_cast<uint8_t>((l >> 4) << (2 * (j / 4)));
+      }
+      store_f16(out + 108, 1 / iscale);
+    }
+    // Requantize every value with the rounded scales actually stored.
+    for (int j = 0; j < 16; ++j) {
+      const int low = j < 8 ? (sc[j] & 0xF) : (sc[j - 8] >> 4);
+      const int s = (low | (((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) - 32;
+      const float d = load_f16(out + 108) * static_cast<float>(s);
+      if (d == 0.0f) continue;
+      for (int l = 0; l < 16; ++l)
+        levels[16 * j + l] = static_cast<int8_t>(std::clamp(nearest_int(x[16 * j + l] / d), -4, 3) + 4);
+    }
+    // Bit 2 of value e at bit e / 32 of hmask[e % 32]; its low 2 bits at bits 2·((e % 128) / 32) of
+    // qs[32·(e / 128) + e % 32].
+    uint8_t* hmask = out;
+    uint8_t* qs = out + 32;
+    for (int e = 0; e < kQK; ++e) {
+      if (levels[e] > 3) {
+        hmask[e % 32] |= static_cast<uint8_t>(1 << (e / 32));
+        levels[e] = static_cast<int8_t>(levels[e] - 4);
+      }
+      qs[32 * (e / 128) + e % 32] |= static_cast<uint8_t>(levels[e] << (2 * ((e % 128) / 32)));
+    }
+  }
+}
+
 void check_blocks(GgmlType type, std::size_t n) {
   if (!ggml_row_bytes(type, n))
     throw Error("a row of " + std::to_string(n) + " values is not a whole number of " +
@@ -307,7 +409,8 @@ void check_blocks(GgmlType type, std::size_t n) {
 
 bool ggml_can_quantize(GgmlType t) {
   return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16 || t == GgmlType::Q8_0 ||
-         t == GgmlType::Q4_0 || t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K;
+         t == GgmlType::Q4_0 || t == GgmlType::Q3_K || t == GgmlType::Q4_K || t == GgmlType::Q5_K ||
+         t == GgmlType::Q6_K;
 }
 
 void ggml_quantize_row(GgmlType type, std::span<const float> x, uint8_t* out) {
@@ -319,6 +422,7 @@ void ggml_quantize_row(GgmlType type, std::span<const float> x, uint8_t* out) {
     case GgmlType::BF16: for (int64_t i = 0; i < n; ++i) store_u16(out + 2 * i, f32_to_bf16(x[i])); return;
     case GgmlType::Q8_0: quantize_q8_0(x.data(), n, out); return;
     case GgmlType::Q4_0: quantize_q4_0(x.data(), n, out); return;
+    case GgmlType::Q3_K: quantize_q3_k(x.data(), n, out); return;
     case GgmlType::Q4_K: quantize_qk_k(x.data(), n, out, 15); return;
     case GgmlType::Q5_K: quantize_qk_k(x.data(), n, out, 31); return;
     case GgmlType::Q6_K: quantize_q6_k(x.data(), n, out); return;

@@ -18,7 +18,7 @@
 
 namespace verdict::formats {
 
-// True for the types quantize_row accepts (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K).
+// True for the types quantize_row accepts (F32, F16, BF16, Q8_0, Q4_0, Q3_K, Q4_K, Q5_K, Q6_K).
 bool ggml_can_quantize(GgmlType type);
 
 // Writes `x` (a whole number of blocks) as `type` into `out` (ggml_row_bytes(type, x.size()) bytes).

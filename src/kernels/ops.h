@@ -29,6 +29,10 @@ enum class WeightType : uint8_t {
   Q5_K,  // 256-value super-blocks of 176 bytes, ggml's block_q5_K {f16 d; f16 dmin; uint8 scales[12];
          // uint8 qh[32]; uint8 qs[128]}: Q4_K's scales and nibbles, plus bit j of qh[l] as bit 4 of value l
          // of sub-block j; W = (d·sc)·q − dmin·m, q ∈ [0, 31]
+  Q3_K,  // 256-value super-blocks of 110 bytes, ggml's block_q3_K {uint8 hmask[32]; uint8 qs[64];
+         // uint8 scales[12]; f16 d}: value e's low 2 bits at bits 2·((e % 128) / 32) of qs[32·(e / 128) + e % 32],
+         // its high bit at bit e / 32 of hmask[e % 32] (q = low + 4 · high ∈ [0, 7]); 16 6-bit scales sc;
+         // W = (d · (sc − 32)) · (q − 4)
 };
 
 // Values per block of a ggml block type (1 for F16 and the non-ggml types).
@@ -37,6 +41,7 @@ constexpr int64_t block_values(WeightType t) {
     case WeightType::Q8_0:
     case WeightType::Q4_0:
       return 32;
+    case WeightType::Q3_K:
     case WeightType::Q4_K:
     case WeightType::Q5_K:
     case WeightType::Q6_K:
@@ -55,6 +60,8 @@ constexpr int64_t block_bytes(WeightType t) {
       return 34;
     case WeightType::Q4_0:
       return 18;
+    case WeightType::Q3_K:
+      return 110;
     case WeightType::Q4_K:
       return 144;
     case WeightType::Q5_K:
@@ -107,9 +114,10 @@ enum class PackKind : uint8_t {
 //         super_scales + (p · blocks / 8 + b / 8) · 32 the 16 rows' d then d2 of the 256-column super-block
 //         (the file's fp16 values as floats): scale = d · first and second vector = d2 · second, exact
 //         products (11 × 7 bits).
-//         Q4_K, Q5_K: first = sc, second = −m, d2 = dmin (the second vector is the min, −dmin · m); Q6_K: the
-//         scales of columns 0–15 and 16–31 (sub16), d2 = d. Stored value = q + offset, offset 128 (Q8_0),
-//         32 (Q6_K: the file's q6, whose q = q6 − 32), 8 (Q4_0) or 0.
+//         Q4_K, Q5_K: first = sc, second = −m, d2 = dmin (the second vector is the min, −dmin · m); Q6_K and
+//         Q3_K: the scales of columns 0–15 and 16–31 (sub16; Q3_K's are sc − 32), d2 = d. Q3_K takes the
+//         4-bit layout (19 bytes per row and 32 weights against the file's 13.75). Stored value = q +
+//         offset, offset 128 (Q8_0), 32 (Q6_K: the file's q6, whose q = q6 − 32), 8 (Q4_0), 4 (Q3_K) or 0.
 //   Bf16: for panel p, cols_padded / 2 chunks of 64 bytes: chunk k holds columns 2k, 2k + 1 of the 16 rows.
 //   F16, Bf16Fma (the "FMA panels"): panels of kFmaPanelRows = 64 rows (zero-padded); for panel p, cols
 //         chunks of 128 bytes at data + (p · cols + c) · 128: chunk c holds column c of the 64 rows, row i
@@ -126,7 +134,7 @@ struct PackedView {
   int bits = 8;              // Int8: 8, 6, 5 or 4
   int offset = 0;            // Int8: stored = q + offset
   bool has_mins = false;     // Int8
-  bool sub16 = false;        // Int8 (Q6_K, 6-bit): a scale per 16 columns, two per record
+  bool sub16 = false;        // Int8 (Q6_K 6-bit, Q3_K 4-bit): a scale per 16 columns, two per record
   const uint16_t* half_scales = nullptr;  // Int8 Q8_0, Q4_0: the fp16 scales (32-byte aligned)
   const int8_t* factors = nullptr;         // Int8 Q4_K, Q5_K, Q6_K: the scales' integer factors (32-byte aligned)
   const float* super_scales = nullptr;     // Int8 Q4_K, Q5_K, Q6_K: their d and d2 (the file's fp16 values)

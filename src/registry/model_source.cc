@@ -81,7 +81,7 @@ void check_gguf_tensor_types(const std::string& path, int64_t layers) {
     }
     if (text && !models::qwen35::gguf_weight_type(t.type))
       throw Error(backbone + ": tensor " + t.name + ": type " + std::string(formats::ggml_type_name(t.type)) +
-                  " is not supported (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K)");
+                  " is not supported (" + models::qwen35::gguf_weight_type_names() + ")");
   }
 }
 

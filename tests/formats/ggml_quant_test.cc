@@ -15,7 +15,7 @@
 namespace verdict::formats {
 namespace {
 
-// quantize_row_q8_0_ref / q4_0_ref / q4_K_ref / q5_K_ref / q6_K_ref of llama.cpp 80fb11ac (ggml-quants.c) on
+// quantize_row_q8_0_ref / q4_0_ref / q3_K_ref / q4_K_ref / q5_K_ref / q6_K_ref of llama.cpp 80fb11ac (ggml-quants.c) on
 // x[i] = sinf(i · 0.37) · (1 + i mod 7) · 0.01, i < 256, as hex.
 constexpr const char* kQ8_0 =
     "7e10000d25415b69660a07f6d9b79781f0e8ed00224a7312232b2610ebbcf1ddcabf8110c4da020719314957564103f9"
@@ -45,6 +45,11 @@ constexpr const char* kQ6_K =
     "71ff52681f462abb33a33f085027117ca81872a98d201bc552c35802c0a4ca2032367a6b5b4b9f9ece8d898494a0a171"
     "bebaf9f8e4e59191454506171a1a6e6bb5b5f8e8d89d5d4d4a0a07172662b2b6b9faebe6e2939747461515195c6868bc"
     "7f906d83ba867a977bac80695e7a4c7b2701";
+
+constexpr const char* kQ3_K =
+    "d5e5e7e7e7b32b3b3b3b3a5a585cddd4effffededc9c989810101127a367efef683cf1e2c7db"
+    "3f6cdc484392bd4854f32d70b3f1cccbb722df8f4d0235091e2678b3e2d5897cafdc8041120f"
+    "0895217d77b5c3cdca322f1fcab87c333ac114380527b9abce481754083f700f7f91";
 
 std::vector<float> fixed_input() {
   std::vector<float> x(256);
@@ -81,6 +86,7 @@ std::vector<float> read_back(GgmlType type, const std::vector<uint8_t>& blocks, 
     case GgmlType::Q4_K: w.type = kernels::WeightType::Q4_K; break;
     case GgmlType::Q5_K: w.type = kernels::WeightType::Q5_K; break;
     case GgmlType::Q6_K: w.type = kernels::WeightType::Q6_K; break;
+    case GgmlType::Q3_K: w.type = kernels::WeightType::Q3_K; break;
     default: ADD_FAILURE() << "type"; break;
   }
   std::vector<float> y(static_cast<std::size_t>(n));
@@ -95,6 +101,7 @@ TEST(GgmlQuant, ByteExactWithGgmlReferenceQuantizers) {
   EXPECT_EQ(hex(quantize(GgmlType::Q4_K, x)), kQ4_K);
   EXPECT_EQ(hex(quantize(GgmlType::Q5_K, x)), kQ5_K);
   EXPECT_EQ(hex(quantize(GgmlType::Q6_K, x)), kQ6_K);
+  EXPECT_EQ(hex(quantize(GgmlType::Q3_K, x)), kQ3_K);
 }
 
 TEST(GgmlQuant, KernelsReadBackWithinTheRoundingError) {
@@ -103,9 +110,10 @@ TEST(GgmlQuant, KernelsReadBackWithinTheRoundingError) {
   for (int trial = 0; trial < 20; ++trial) {
     std::vector<float> x(512);
     for (float& v : x) v = normal(rng) * (trial + 1) * 0.05f;
-    double err2[5] = {0, 0, 0, 0, 0}, ref2 = 0;
-    const GgmlType types[5] = {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q5_K};
-    for (int k = 0; k < 5; ++k) {
+    double err2[6] = {0, 0, 0, 0, 0, 0}, ref2 = 0;
+    const GgmlType types[6] = {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_K,
+                               GgmlType::Q6_K, GgmlType::Q5_K, GgmlType::Q3_K};
+    for (int k = 0; k < 6; ++k) {
       const std::vector<float> y = read_back(types[k], quantize(types[k], x), 512);
       for (std::size_t i = 0; i < x.size(); ++i) {
         err2[k] += (double(y[i]) - x[i]) * (double(y[i]) - x[i]);
@@ -117,6 +125,7 @@ TEST(GgmlQuant, KernelsReadBackWithinTheRoundingError) {
     EXPECT_LT(std::sqrt(err2[2] / ref2), 0.08) << trial;   // 4-bit with 6-bit sub-block scales and mins
     EXPECT_LT(std::sqrt(err2[3] / ref2), 0.025) << trial;  // 6-bit with 8-bit scales per 16 values
     EXPECT_LT(std::sqrt(err2[4] / ref2), 0.04) << trial;   // 5-bit with 6-bit sub-block scales and mins
+    EXPECT_LT(std::sqrt(err2[5] / ref2), 0.20) << trial;   // 3-bit with 6-bit scales per 16 values
   }
 }
 

@@ -1,4 +1,4 @@
-// The ggml weight types (F16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K): dequantization against hand-built blocks whose
+// The ggml weight types (F16, Q8_0, Q4_0, Q3_K, Q4_K, Q5_K, Q6_K): dequantization against hand-built blocks whose
 // values are worked out here from the format description, and every ISA against the scalar twins.
 #include <gtest/gtest.h>
 
@@ -67,6 +67,8 @@ TEST(GgmlTypes, RowBytes) {
   EXPECT_EQ(w.row_bytes(), 2 * 176);
   w.type = WeightType::Q6_K;
   EXPECT_EQ(w.row_bytes(), 2 * 210);
+  w.type = WeightType::Q3_K;
+  EXPECT_EQ(w.row_bytes(), 2 * 110);
 }
 
 TEST(GgmlTypes, F16KnownValues) {
@@ -227,6 +229,35 @@ TEST(GgmlTypes, Q5_KKnownValues) {
   expect_row(view_of(WeightType::Q5_K, 1, 256, b), 0, want, "q5_k");
 }
 
+TEST(GgmlTypes, Q3_KKnownValues) {
+  // One super-block, d = 0.5; element i has q = (5 · i + i / 64) mod 8, value (d · (s − 32)) · (q − 4) with the
+  // 16 sub-blocks' 6-bit fields s spread over 0 .. 63. Layout (ggml's quantize_row_q3_K_ref writes it): the
+  // low 2 bits of element i at bits 2 · ((i % 128) / 32) of qs[32 · (i / 128) + i % 32] (bytes 32–95), its
+  // bit 2 at bit i / 32 of hmask[i % 32] (bytes 0–31); field s of sub-block j: low 4 bits in byte 96 + j % 8
+  // (high nibble for j ≥ 8), top 2 bits at bits 2 · (j / 4) of byte 104 + j % 4.
+  std::vector<uint8_t> b(110, 0);
+  put16(b, 108, 0x3800);  // 0.5
+  const int s[16] = {0, 63, 32, 31, 33, 1, 62, 17, 40, 5, 48, 27, 60, 9, 36, 44};
+  for (int j = 0; j < 16; ++j) {
+    b[96 + static_cast<std::size_t>(j % 8)] |= static_cast<uint8_t>((s[j] & 0xF) << (j < 8 ? 0 : 4));
+    b[104 + static_cast<std::size_t>(j % 4)] |= static_cast<uint8_t>((s[j] >> 4) << (2 * (j / 4)));
+  }
+  std::vector<float> want(256);
+  for (int i = 0; i < 256; ++i) {
+    const int q = (5 * i + i / 64) % 8;
+    const auto low_at = static_cast<std::size_t>(32 * (i / 128) + i % 32);
+    b[32 + low_at] |= static_cast<uint8_t>((q & 3) << (2 * ((i % 128) / 32)));
+    b[static_cast<std::size_t>(i % 32)] |= static_cast<uint8_t>((q >> 2) << (i / 32));
+    want[static_cast<std::size_t>(i)] = (0.5f * static_cast<float>(s[i / 16] - 32)) * static_cast<float>(q - 4);
+  }
+  // Spot values: i = 0 → q 0, s 0: (0.5 · −32) · −4 = 64; i = 17 → q 85 mod 8 = 5, s 63: 15.5 · 1;
+  // i = 255 → q (1275 + 3) mod 8 = 6, s 44: 6 · 2.
+  EXPECT_EQ(want[0], 64.0f);
+  EXPECT_EQ(want[17], 15.5f);
+  EXPECT_EQ(want[255], 12.0f);
+  expect_row(view_of(WeightType::Q3_K, 1, 256, b), 0, want, "q3_k");
+}
+
 struct Case {
   WeightType type;
   int64_t rows, cols, n;
@@ -238,7 +269,8 @@ TEST(GgmlTypes, MatmulAndDequantizeMatchReferenceOnEveryIsa) {
                         {WeightType::Q4_0, 1, 32, 1},   {WeightType::Q4_0, 13, 160, 9},
                         {WeightType::Q4_K, 3, 256, 2},  {WeightType::Q4_K, 17, 512, 7},
                         {WeightType::Q6_K, 5, 256, 3},  {WeightType::Q6_K, 9, 768, 4},
-                        {WeightType::Q5_K, 3, 256, 2},  {WeightType::Q5_K, 11, 512, 5}};
+                        {WeightType::Q5_K, 3, 256, 2},  {WeightType::Q5_K, 11, 512, 5},
+                        {WeightType::Q3_K, 3, 256, 2},  {WeightType::Q3_K, 11, 768, 5}};
   std::mt19937 rng(11);
   for (const Case& k : cases) {
     auto w = make_weight(rng, k.type, k.rows, k.cols);

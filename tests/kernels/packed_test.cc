@@ -83,7 +83,9 @@ const Int8Case kInt8Cases[] = {
     {WeightType::Q6_K, 0, 0, 37, 512, 9},       {WeightType::Q6_K, 0, 0, 16, 768, 1},
     {WeightType::MlxAffine, 6, 32, 11, 96, 5},  {WeightType::MlxAffine, 6, 64, 33, 256, 1},
     {WeightType::MlxAffine, 6, 128, 20, 384, 9}, {WeightType::Q5_K, 0, 0, 3, 256, 2},
-    {WeightType::Q5_K, 0, 0, 37, 512, 11},      {WeightType::Q5_K, 0, 0, 16, 768, 1}};
+    {WeightType::Q5_K, 0, 0, 37, 512, 11},      {WeightType::Q5_K, 0, 0, 16, 768, 1},
+    {WeightType::Q3_K, 0, 0, 5, 256, 3},        {WeightType::Q3_K, 0, 0, 37, 512, 9},
+    {WeightType::Q3_K, 0, 0, 16, 768, 1}};
 
 TEST(PackedInt8, MatchesTwinOnEveryIsaAndContractBoundsTheError) {
   std::mt19937 rng(21);
@@ -133,7 +135,8 @@ struct ExtremeCase {
 };
 
 // Sets the stored integer of (r, c) to q, and unit scales (Q4_K, Q5_K: sc = m = 1, d = dmin = 1; Q6_K: d = 1,
-// scales 1; MLX: scale 1, bias `bias`) so that W = q (Q4_0: q − 8, Q4_K, Q5_K: q − 1, Q6_K: q − 32, MLX: q + bias).
+// scales 1; Q3_K: d = 1, scale fields 33 (scale 1); MLX: scale 1, bias `bias`) so that W = q (Q4_0: q − 8,
+// Q4_K, Q5_K: q − 1, Q6_K: q − 32, Q3_K: q − 4, MLX: q + bias).
 void put_q(testing::RandomWeight& w, int64_t r, int64_t c, int q) {
   const WeightMatrix& v = w.view;
   const auto rb = static_cast<std::size_t>(v.row_bytes());
@@ -159,6 +162,15 @@ void put_q(testing::RandomWeight& w, int64_t r, int64_t c, int q) {
       nibble(b[48 + i / 64 * 32 + i % 32], j % 2 == 1, q & 0xF);
       uint8_t& hi = b[16 + i % 32];
       hi = static_cast<uint8_t>((hi & ~(1u << j)) | ((q >> 4) << j));
+      break;
+    }
+    case WeightType::Q3_K: {  // the low 2 bits in qs, bit 2 in hmask (ggml's block_q3_K)
+      uint8_t* b = w.blocks.data() + row + col / 256 * 110;
+      const std::size_t i = col % 256, shift = 2 * ((i % 128) / 32);
+      uint8_t& lo = b[32 + 32 * (i / 128) + i % 32];
+      lo = static_cast<uint8_t>((lo & ~(3u << shift)) | ((q & 3) << shift));
+      uint8_t& hi = b[i % 32];
+      hi = static_cast<uint8_t>((hi & ~(1u << (i / 32))) | ((q >> 2) << (i / 32)));
       break;
     }
     case WeightType::Q6_K: {  // the low 4 bits in ql, the high 2 in qh (ggml's block_q6_K)
@@ -206,6 +218,12 @@ void unit_scales(testing::RandomWeight& w, float bias) {
       for (std::size_t k = 0; k < 16; ++k) w.blocks[at + 192 + k] = 1;
       continue;
     }
+    if (v.type == WeightType::Q3_K) {  // every 6-bit field 33 = 0b10'0001: nibbles 1, high bits 2
+      put_one(at + 108);
+      for (std::size_t k = 0; k < 8; ++k) w.blocks[at + 96 + k] = 0x11;
+      for (std::size_t k = 8; k < 12; ++k) w.blocks[at + 96 + k] = 0xAA;
+      continue;
+    }
     put_one(at);
     if (v.type == WeightType::Q4_K || v.type == WeightType::Q5_K) {
       put_one(at + 2);
@@ -223,6 +241,7 @@ TEST(PackedInt8, ExtremeValuesGiveExactIntegerSumsOnEveryIsa) {
                                {WeightType::Q4_K, 0, 0, 37, 256, 0, 15},
                                {WeightType::Q6_K, 0, 0, 37, 512, 0, 63},
                                {WeightType::Q5_K, 0, 0, 37, 512, 0, 31},
+                               {WeightType::Q3_K, 0, 0, 37, 512, 0, 7},
                                {WeightType::MlxAffine, 8, 32, 37, 96, 0, 255},
                                {WeightType::MlxAffine, 4, 32, 37, 96, 0, 15},
                                {WeightType::MlxAffine, 8, 64, 16, 64, 0, 255},
@@ -247,6 +266,7 @@ TEST(PackedInt8, ExtremeValuesGiveExactIntegerSumsOnEveryIsa) {
                             : k.type == WeightType::Q4_0 ? -8.0
                             : k.type == WeightType::Q4_K || k.type == WeightType::Q5_K ? -1.0
                             : k.type == WeightType::Q6_K ? -32.0
+                            : k.type == WeightType::Q3_K ? -4.0
                             : k.bits == 8 ? 1.0 : -1.0) << what;
     PackedWeight p = pack(w.view);
     ASSERT_NE(p.view(), nullptr) << what;
@@ -362,7 +382,7 @@ TEST(PackedInt8, Q8_0AndQ4_0ProductsUseGgmlQ8_0Activations) {
 // ref::int8_parts, which the dequantization tests pin to ggml): every ISA must give those sums.
 TEST(PackedInt8, KQuantProductsUseGgmlQ8_KActivations) {
   std::mt19937 rng(28);
-  for (WeightType type : {WeightType::Q4_K, WeightType::Q5_K, WeightType::Q6_K}) {
+  for (WeightType type : {WeightType::Q4_K, WeightType::Q5_K, WeightType::Q6_K, WeightType::Q3_K}) {
     const int64_t rows = 21, cols = 768, n = 6;
     auto w = make_weight(rng, type, rows, cols);
     PackedWeight p = pack(w.view);
@@ -514,6 +534,7 @@ const PackCase kPackCases[] = {{WeightType::Q8_0, 0, 0, PackKind::Int8},
                                {WeightType::Q4_K, 0, 0, PackKind::Int8},
                                {WeightType::Q6_K, 0, 0, PackKind::Int8},
                                {WeightType::Q5_K, 0, 0, PackKind::Int8},
+                               {WeightType::Q3_K, 0, 0, PackKind::Int8},
                                {WeightType::MlxAffine, 4, 64, PackKind::Int8},
                                {WeightType::MlxAffine, 8, 32, PackKind::Int8},
                                {WeightType::MlxAffine, 6, 64, PackKind::Int8},
@@ -620,13 +641,15 @@ TEST(Packed, PackedBytesIsWhatPackAllocates) {
 
 // Decode streams the packed copy once per token: the packed forms stay within 6 % of the file's bytes
 // (Q8_0 and Q4_0 exactly the file's; Q4_K and Q6_K keep the file's factored scales, 19 bytes per row and
-// 32 weights against 18, and 27 against 26.25; Q5_K 23 against 22).
+// 32 weights against 18, and 27 against 26.25; Q5_K 23 against 22). Q3_K's 3-bit values take the 4-bit
+// layout: 19 bytes against the file's 13.75.
 TEST(Packed, QuantizedCopiesStayCloseToTheFilesSize) {
   const std::pair<WeightType, double> limits[] = {{WeightType::Q8_0, 1.0},
                                                   {WeightType::Q4_0, 1.0},
                                                   {WeightType::Q4_K, 1.06},
                                                   {WeightType::Q6_K, 1.03},
-                                                  {WeightType::Q5_K, 1.05}};
+                                                  {WeightType::Q5_K, 1.05},
+                                                  {WeightType::Q3_K, 1.39}};
   for (const auto& [type, limit] : limits) {
     WeightMatrix w;
     w.type = type;

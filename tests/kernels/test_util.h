@@ -114,6 +114,9 @@ inline RandomWeight make_weight(std::mt19937& rng, WeightType type, int64_t rows
           case WeightType::Q6_K:
             put_half(at + 208, dist(rng) * 0.001f);
             break;
+          case WeightType::Q3_K:
+            put_half(at + 108, dist(rng) * 0.001f);
+            break;
           default:
             break;
         }

@@ -160,6 +160,7 @@ void write_dequantized_copy(const std::string& in, const std::string& out) {
       case formats::GgmlType::F16: w.type = kernels::WeightType::F16; break;
       case formats::GgmlType::Q8_0: w.type = kernels::WeightType::Q8_0; break;
       case formats::GgmlType::Q4_0: w.type = kernels::WeightType::Q4_0; break;
+      case formats::GgmlType::Q3_K: w.type = kernels::WeightType::Q3_K; break;
       case formats::GgmlType::Q4_K: w.type = kernels::WeightType::Q4_K; break;
       case formats::GgmlType::Q5_K: w.type = kernels::WeightType::Q5_K; break;
       case formats::GgmlType::Q6_K: w.type = kernels::WeightType::Q6_K; break;
@@ -183,7 +184,8 @@ TEST(GgufModel, QuantizedFilesComputeTheirDequantizedModel) {
                         Case{"qwen35-small", formats::GgmlType::Q6_K, 0.25},
                         Case{"qwen35-small", formats::GgmlType::Q4_K, 1.5, true},
                         Case{"qwen35-small", formats::GgmlType::Q5_K, 0.6},
-                        Case{"qwen35-small", formats::GgmlType::Q5_K, 0.6, true}}) {
+                        Case{"qwen35-small", formats::GgmlType::Q5_K, 0.6, true},
+                        Case{"qwen35-small", formats::GgmlType::Q3_K, 1.5}}) {
     const std::string what = c.checkpoint + " " + std::string(formats::ggml_type_name(c.type)) + (c.k_m ? "_M" : "");
     const std::string tag = std::string(formats::ggml_type_name(c.type)) + (c.k_m ? "-m" : "");
     const TempFile quantized{temp_path(c.checkpoint + "-q-" + tag)};

@@ -285,13 +285,13 @@ inline __m256i bcast4(const int8_t* p) {
 }
 
 // RH half panels from half g0 (rows 8 · g0 ..; half g is panel g / 2, rows 8 · (g % 2) .. + 7 of it) × TB
-// tokens from t. SUB (sub16 records, 6-bit): columns 0–15 and 16–31 of a block sum separately (acc, acc2)
+// tokens from t. SUB (sub16 records, 6- or 4-bit): columns 0–15 and 16–31 of a block sum separately (acc, acc2)
 // and take their own scales. STRIP (BITS = kStripTileBits, for 5- and 6-bit records): the values come from
 // the records of panels g0 / 2 .. unpacked into `strip` (kernel_table.h).
 template <int RH, int TB, int BITS, bool MINS, bool SUB = false, bool STRIP = false>
 void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t g0, float* y,
                      const uint8_t* strip = nullptr) {
-  static_assert(!SUB || (BITS == 6 && !MINS), "sub16 records are 6-bit without mins");
+  static_assert(!SUB || ((BITS == 6 || BITS == 4) && !MINS), "sub16 records are 6- or 4-bit without mins");
   static_assert(!STRIP || BITS == kStripTileBits, "one set of strip tiles for 5- and 6-bit records");
   const int64_t bs = STRIP ? kStripRecordBytes : w.block_stride;
   const uint8_t* rec[RH];  // the half's bytes in the record of block 0
@@ -393,14 +393,21 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
 #pragma GCC unroll 8
           for (int h = 0; h < RH; ++h) {
             acc[h][tt] = _mm256_add_epi16(acc[h][tt], _mm256_maddubs_epi16(lo[h], xl));
-            acc[h][tt] = _mm256_add_epi16(acc[h][tt], _mm256_maddubs_epi16(hi[h], xh));
+            if constexpr (SUB) {  // the high nibbles are columns 16–31
+              acc2[h][tt] = _mm256_add_epi16(acc2[h][tt], _mm256_maddubs_epi16(hi[h], xh));
+            } else {
+              acc[h][tt] = _mm256_add_epi16(acc[h][tt], _mm256_maddubs_epi16(hi[h], xh));
+            }
           }
         }
       }
 #pragma GCC unroll 8
       for (int h = 0; h < RH; ++h)
 #pragma GCC unroll 8
-        for (int tt = 0; tt < TB; ++tt) acc[h][tt] = _mm256_madd_epi16(acc[h][tt], ones);
+        for (int tt = 0; tt < TB; ++tt) {
+          acc[h][tt] = _mm256_madd_epi16(acc[h][tt], ones);
+          if constexpr (SUB) acc2[h][tt] = _mm256_madd_epi16(acc2[h][tt], ones);
+        }
     }
     // The half's 8 scales at sc[h] and its second vector (mins, or the scales of columns 16–31) at
     // sc[h] + 16: in the record (MLX), or products of the file's factors (Q4_K, Q5_K, Q6_K; exact), expanded
@@ -539,7 +546,9 @@ void int8_panels_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, i
 
 void int8_tile_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                     float* y, uint8_t* scratch) {
-  if (w.sub16) {
+  if (w.sub16 && w.bits == 4) {  // Q3_K
+    int8_panels_avx2<4, false, true>(w, a, t0, t1, p0, p1, y, scratch);
+  } else if (w.sub16) {  // Q6_K
     int8_panels_avx2<6, false, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.bits == 8) {
     if (w.has_mins) {

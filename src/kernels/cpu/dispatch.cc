@@ -283,6 +283,7 @@ void check_weight(const WeightMatrix& w, const char* what) {
     case WeightType::F16:
     case WeightType::Q8_0:
     case WeightType::Q4_0:
+    case WeightType::Q3_K:
     case WeightType::Q4_K:
     case WeightType::Q5_K:
     case WeightType::Q6_K:

@@ -53,9 +53,10 @@ inline void store_rows(float* dst, __m512 v, int64_t r0, int64_t rows) {
 // GEMV tile: two short chains of dependent vpdpbusd per block instead of one); integer sums are exact in
 // any order, so S never changes a result. The fp32 steps per block (convert, × d, fused multiply-add with
 // the scale, then the mins' one) are the same for every lane and tile. OFF: the stored weights carry an
-// offset (w.offset ≠ 0: Q8_0, Q4_0, Q6_K), which the sums start from (−offset · Σq); without one they start at 0.
-// SUB (sub16, Q6_K: 6-bit with an offset): columns 0–15 and 16–31 keep separate sums (chunks 0–3 and
-// 4–7), each starting from −offset · its half's Σq and scaled by its own scale; then S is 2, one per half.
+// offset (w.offset ≠ 0: Q8_0, Q4_0, Q6_K, Q3_K), which the sums start from (−offset · Σq); without one they start at 0.
+// SUB (sub16, Q6_K: 6-bit, Q3_K: 4-bit, both with an offset): columns 0–15 and 16–31 keep separate sums
+// (chunks 0–3 and 4–7: in the 4-bit layout the low and the high nibbles), each starting from −offset · its
+// half's Σq and scaled by its own scale; then S is 2, one per half.
 // 6-bit values are the 4-bit layout's nibbles with their 2 high bits moved in (3 instructions per chunk),
 // 5-bit ones likewise with their fifth bit; or, with STRIP, the panels' records (either width) unpacked into
 // `strip` (kernel_table.h), read as 8-bit ones (BITS is then kStripTileBits).
@@ -63,7 +64,7 @@ inline void store_rows(float* dst, __m512 v, int64_t r0, int64_t rows) {
 template <int RP, int TB, int BITS, bool MINS, bool OFF, int S = 1, bool SUB = false, bool STRIP = false>
 void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, float* y,
                 const uint8_t* strip = nullptr) {
-  static_assert(!SUB || (S == 2 && BITS == 6 && OFF && !MINS), "sub16 records: 6-bit, offset, two sums");
+  static_assert(!SUB || (S == 2 && (BITS == 6 || BITS == 4) && OFF && !MINS), "sub16: 6- or 4-bit, offset, two sums");
   static_assert(!STRIP || BITS == kStripTileBits, "one set of strip tiles for 5- and 6-bit records");
   const int64_t bs = STRIP ? kStripRecordBytes : w.block_stride;
   const uint8_t* base[RP];  // the weights of the panel's block 0
@@ -416,7 +417,9 @@ void quantize_rows_super_avx512(const float* x, int64_t t0, int64_t t1, int64_t 
 
 void int8_tile_avx512vnni(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0,
                           int64_t p1, float* y, uint8_t* scratch) {
-  if (w.sub16) {
+  if (w.sub16 && w.bits == 4) {  // Q3_K
+    int8_panels<4, false, true, true>(w, a, t0, t1, p0, p1, y, scratch);
+  } else if (w.sub16) {  // Q6_K
     int8_panels<6, false, true, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.bits == 8) {
     if (w.has_mins) {

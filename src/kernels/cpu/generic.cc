@@ -173,6 +173,15 @@ void dequantize_q6k_block(const uint8_t* b, float* y) {
   }
 }
 
+// ggml's dequantize_row_q3_K, one super-block: dl = d · (sc − 32), then dl · (q − 4).
+void dequantize_q3k_block(const uint8_t* b, float* y) {
+  const float d = load_half(b + 108);
+  for (int i = 0; i < 16; ++i) {
+    const float dl = d * static_cast<float>(q3k_scale(b, i));
+    for (int l = 0; l < 16; ++l) y[16 * i + l] = dl * static_cast<float>(q3k_value(b, 16 * i + l) - 4);
+  }
+}
+
 }  // namespace
 
 void ggml_dequantize_row_generic(const WeightMatrix& w, int64_t r, float* out) {
@@ -198,6 +207,9 @@ void ggml_dequantize_row_generic(const WeightMatrix& w, int64_t r, float* out) {
           out[i * 32 + j + 16] = static_cast<float>((b[2 + j] >> 4) - 8) * d;
         }
       }
+      return;
+    case WeightType::Q3_K:
+      for (int64_t i = 0; i < nb; ++i) dequantize_q3k_block(row + i * 110, out + i * 256);
       return;
     case WeightType::Q4_K:
       for (int64_t i = 0; i < nb; ++i) dequantize_q4k_block(row + i * 144, out + i * 256);
@@ -303,7 +315,7 @@ void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, 
           float scale, mn = 0.0f;  // mn: the min, or (sub16) the scale of columns 16–31
           if (w.half_scales != nullptr) {  // fp16 scales beside the records (Q8_0, Q4_0)
             scale = f16_to_f32(w.half_scales[(p * w.blocks + b) * kPackRows + i]);
-          } else if (w.factors != nullptr) {  // Q4_K, Q5_K, Q6_K: d · first, d2 · second (exact)
+          } else if (w.factors != nullptr) {  // Q3_K–Q6_K: d · first, d2 · second (exact)
             const int8_t* f = w.factors + (p * w.blocks + b) * kFactorBytes;
             const float* s = w.super_scales + (p * (w.blocks / kSuperBlocks) + b / kSuperBlocks) * kSuperFloats;
             scale = s[i] * static_cast<float>(f[i]);

@@ -57,6 +57,19 @@ inline void k_quant_scale_min(int j, const uint8_t* s, int& sc, int& m) {
   m = j < 4 ? (s[j + 4] & 63) : ((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
 }
 
+// Value e (0–255) of a Q3_K super-block `b` as stored, q ∈ [0, 7] (ggml's value is q − 4; ops.h), and
+// sub-block i's (0–15) scale, its 6-bit field minus 32 (the 4 low bits in scales[i % 8], upper nibble for
+// i ≥ 8; the 2 high bits at bit 2 · (i / 4) of scales[8 + i % 4]).
+inline int q3k_value(const uint8_t* b, int e) {
+  const int low = (b[32 + 32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+  return low | (((b[e % 32] >> (e / 32)) & 1) << 2);
+}
+inline int q3k_scale(const uint8_t* b, int i) {
+  const uint8_t* s = b + 96;
+  const int low = i < 8 ? (s[i] & 0xF) : (s[i - 8] >> 4);
+  return (low | (((s[8 + i % 4] >> (2 * (i / 4))) & 3) << 4)) - 32;
+}
+
 // Int8 Q4_K/Q6_K records (PackedView::factors, super_scales): bytes of one record's factors, blocks of
 // one 256-column super-block, and floats of one (panel, super-block) entry of d and d2.
 inline constexpr int64_t kFactorBytes = 32;
@@ -197,7 +210,7 @@ void quantize_rows_super_avx512(const float* x, int64_t t0, int64_t t1, int64_t 
 
 // Portable MLX dequantization of any bit width (used by every table for widths without SIMD code).
 void mlx_dequantize_row_generic(const WeightMatrix& w, int64_t r, float* out);
-// Portable dequantization of the ggml types (F16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K), bit-exact with ggml.
+// Portable dequantization of the ggml types (F16, Q8_0, Q4_0, Q3_K, Q4_K, Q5_K, Q6_K), bit-exact with ggml.
 void ggml_dequantize_row_generic(const WeightMatrix& w, int64_t r, float* out);
 
 }  // namespace verdict::kernels::cpu

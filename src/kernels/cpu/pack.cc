@@ -40,16 +40,20 @@ struct BlockParts {
   float d = 0.0f, d2 = 0.0f;  // the file's fp16 values, exactly
 };
 
-bool factored_scales(WeightType t) { return t == WeightType::Q4_K || t == WeightType::Q5_K || t == WeightType::Q6_K; }
+bool factored_scales(WeightType t) {
+  return t == WeightType::Q3_K || t == WeightType::Q4_K || t == WeightType::Q5_K || t == WeightType::Q6_K;
+}
 
 int pack_offset(const WeightMatrix& w) {
   if (w.type == WeightType::Q8_0) return 128;
   if (w.type == WeightType::Q6_K) return 32;
   if (w.type == WeightType::Q4_0) return 8;
+  if (w.type == WeightType::Q3_K) return 4;
   return 0;
 }
 
-// Bits of the stored values of `w`'s Int8 records: 8 (Q8_0, MLX 8-bit), 6 (Q6_K, MLX 6-bit), 5 (Q5_K) or 4.
+// Bits of the stored values of `w`'s Int8 records: 8 (Q8_0, MLX 8-bit), 6 (Q6_K, MLX 6-bit), 5 (Q5_K) or 4
+// (Q4_0, Q3_K, Q4_K, MLX 4-bit).
 int pack_bits(const WeightMatrix& w) {
   if (w.type == WeightType::Q8_0) return 8;
   if (w.type == WeightType::Q6_K) return 6;
@@ -92,6 +96,15 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
         const int fifth = q5 ? ((sb[16 + l] >> j) & 1) << 4 : 0;
         out.q[l] = static_cast<uint8_t>(((qs[l] >> (4 * (j % 2))) & 0xF) | fifth);
       }
+      return;
+    }
+    case WeightType::Q3_K: {  // sub16 like Q6_K, the values in 4 bits (ops.h)
+      const uint8_t* sb = w.blocks + r * w.row_bytes() + (b / 8) * 110;
+      const int e0 = static_cast<int>(b % 8) * kQBlock;
+      out.first = static_cast<int8_t>(cpu::q3k_scale(sb, e0 / 16));
+      out.second = static_cast<int8_t>(cpu::q3k_scale(sb, e0 / 16 + 1));
+      out.d = out.d2 = half_at(sb + 108);
+      for (int i = 0; i < kQBlock; ++i) out.q[i] = static_cast<uint8_t>(cpu::q3k_value(sb, e0 + i));
       return;
     }
     case WeightType::Q6_K: {
@@ -147,6 +160,7 @@ PackKind preferred_pack(const WeightMatrix& w) {
   switch (w.type) {
     case WeightType::Q8_0:
     case WeightType::Q4_0:
+    case WeightType::Q3_K:
     case WeightType::Q4_K:
     case WeightType::Q5_K:
     case WeightType::Q6_K:
@@ -191,15 +205,14 @@ bool plan_layout(const WeightMatrix& w, PackKind kind, PackedView* v, int64_t& b
   }
   if (kind == PackKind::Int8) {
     const bool ok = w.cols % kQBlock == 0 &&
-                    (w.type == WeightType::Q8_0 || w.type == WeightType::Q4_0 || w.type == WeightType::Q4_K ||
-                     w.type == WeightType::Q5_K || w.type == WeightType::Q6_K ||
+                    (w.type == WeightType::Q8_0 || w.type == WeightType::Q4_0 || factored_scales(w.type) ||
                      (w.type == WeightType::MlxAffine && (w.bits == 4 || w.bits == 6 || w.bits == 8) &&
                       w.group_size % kQBlock == 0));
     if (!ok) return false;
     v->bits = pack_bits(w);
     v->offset = pack_offset(w);
     v->has_mins = w.type == WeightType::Q4_K || w.type == WeightType::Q5_K || w.type == WeightType::MlxAffine;
-    v->sub16 = w.type == WeightType::Q6_K;
+    v->sub16 = w.type == WeightType::Q6_K || w.type == WeightType::Q3_K;
     v->blocks = w.cols / kQBlock;
     const int64_t weight_bytes = cpu::int8_weight_bytes(v->bits);
     const int64_t records = v->panels * v->blocks;

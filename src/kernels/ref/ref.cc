@@ -50,6 +50,24 @@ void q5k_value(const uint8_t* b, int i, int& sc, int& m, int& q) {
   q = (j % 2 == 0 ? (byte & 0xF) : (byte >> 4)) | (((qh[i % 32] >> j) & 1) << 4);
 }
 
+// Value i (0..255) of a Q3_K block b as ggml's dequantize_row_q3_K reads it: the 16 scales rearranged
+// from 12 bytes by its 32-bit masks, then in half n = i / 128, pass j = (i % 128) / 32 the 2 bits at
+// shift 2j of qs[32n + i % 32], minus 4 unless bit 4n + j of hmask[i % 32] is set; W = (d · (sc − 32)) · q.
+void q3k_value(const uint8_t* b, int i, float& ds, int& q) {
+  uint32_t aux[4];
+  std::memcpy(aux, b + 96, 12);
+  const uint32_t tmp = aux[2], kmask1 = 0x03030303, kmask2 = 0x0f0f0f0f;
+  aux[2] = ((aux[0] >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4);
+  aux[3] = ((aux[1] >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4);
+  aux[0] = (aux[0] & kmask2) | (((tmp >> 0) & kmask1) << 4);
+  aux[1] = (aux[1] & kmask2) | (((tmp >> 2) & kmask1) << 4);
+  int8_t scales[16];
+  std::memcpy(scales, aux, 16);
+  const int n = i / 128, j = (i % 128) / 32, l = i % 32;
+  q = ((b[32 + 32 * n + l] >> (2 * j)) & 3) - ((b[l] & (1 << (4 * n + j))) != 0 ? 0 : 4);
+  ds = half_at(b + 108) * static_cast<float>(scales[8 * n + 2 * j + l / 16] - 32);
+}
+
 float ggml_weight_at(const WeightMatrix& w, int64_t r, int64_t c) {
   const uint8_t* row = w.blocks + r * w.row_bytes();
   const int64_t bv = block_values(w.type);
@@ -93,6 +111,12 @@ float ggml_weight_at(const WeightMatrix& w, int64_t r, int64_t c) {
       q6k_value(b, i, ds, q);
       return ds * static_cast<float>(q);
     }
+    case WeightType::Q3_K: {
+      float ds = 0.0f;
+      int q = 0;
+      q3k_value(b, i, ds, q);
+      return ds * static_cast<float>(q);
+    }
     default:
       return 0.0f;
   }
@@ -131,6 +155,7 @@ float weight_at(const WeightMatrix& w, int64_t r, int64_t c) {
     case WeightType::F16:
     case WeightType::Q8_0:
     case WeightType::Q4_0:
+    case WeightType::Q3_K:
     case WeightType::Q4_K:
     case WeightType::Q5_K:
     case WeightType::Q6_K:
@@ -175,7 +200,8 @@ void quantize_super_block(const float* x, int8_t* q, float& d) {
 }
 
 bool super_block_activations(const WeightMatrix& w) {
-  return w.type == WeightType::Q4_K || w.type == WeightType::Q5_K || w.type == WeightType::Q6_K;
+  return w.type == WeightType::Q3_K || w.type == WeightType::Q4_K || w.type == WeightType::Q5_K ||
+         w.type == WeightType::Q6_K;
 }
 
 void int8_parts(const WeightMatrix& w, int64_t r, int64_t c, double& scaled, double& min) {
@@ -210,6 +236,13 @@ void int8_parts(const WeightMatrix& w, int64_t r, int64_t c, double& scaled, dou
       float ds = 0.0f;
       int q = 0;
       q6k_value(w.blocks + r * w.row_bytes() + (c / 256) * 210, static_cast<int>(c % 256), ds, q);
+      scaled = static_cast<double>(ds) * q;
+      return;
+    }
+    case WeightType::Q3_K: {  // as Q6_K
+      float ds = 0.0f;
+      int q = 0;
+      q3k_value(w.blocks + r * w.row_bytes() + (c / 256) * 110, static_cast<int>(c % 256), ds, q);
       scaled = static_cast<double>(ds) * q;
       return;
     }

@@ -40,6 +40,7 @@ int64_t file_type_id(GgmlType t) {
     case GgmlType::F16: return 1;
     case GgmlType::Q4_0: return 2;
     case GgmlType::Q8_0: return 7;
+    case GgmlType::Q3_K: return 11;  // LLAMA_FTYPE_MOSTLY_Q3_K_S
     case GgmlType::Q4_K: return 14;  // LLAMA_FTYPE_MOSTLY_Q4_K_S (15: MOSTLY_Q4_K_M, the recipe)
     case GgmlType::Q5_K: return 16;  // LLAMA_FTYPE_MOSTLY_Q5_K_S (17: MOSTLY_Q5_K_M, the recipe)
     case GgmlType::Q6_K: return 18;  // LLAMA_FTYPE_MOSTLY_Q6_K

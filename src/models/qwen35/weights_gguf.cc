@@ -9,7 +9,7 @@
 //  * value heads are in llama.cpp's tiled order (spec §9.4): every per-value-head tensor is permuted
 //    consistently, so the file's order is kept and the forward reads key head p mod nk for slot p
 //    (head_mapping = Tiled), which computes exactly the Hugging Face model.
-// Matrices of every supported type (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K) are used in place from the
+// Matrices of every supported type (F32, F16, BF16, Q8_0, Q4_0, Q3_K, Q4_K, Q5_K, Q6_K) are used in place from the
 // memory-mapped file (the kernels read ggml blocks directly); vectors are converted to fp32.
 #include <cmath>
 #include <cstring>
@@ -28,11 +28,21 @@ std::optional<kernels::WeightType> gguf_weight_type(formats::GgmlType t) {
     case formats::GgmlType::BF16: return kernels::WeightType::BF16;
     case formats::GgmlType::Q8_0: return kernels::WeightType::Q8_0;
     case formats::GgmlType::Q4_0: return kernels::WeightType::Q4_0;
+    case formats::GgmlType::Q3_K: return kernels::WeightType::Q3_K;
     case formats::GgmlType::Q4_K: return kernels::WeightType::Q4_K;
     case formats::GgmlType::Q5_K: return kernels::WeightType::Q5_K;
     case formats::GgmlType::Q6_K: return kernels::WeightType::Q6_K;
     default: return std::nullopt;
   }
+}
+
+std::string gguf_weight_type_names() {
+  std::string out;
+  for (uint32_t id = 0; id < 64; ++id) {
+    const auto info = formats::ggml_type_info(id);
+    if (info && gguf_weight_type(info->type)) out += (out.empty() ? "" : ", ") + std::string(info->name);
+  }
+  return out;
 }
 
 namespace {
@@ -94,7 +104,7 @@ class GgufLoader {
     if (t->ne != ne) fail("tensor " + name + ": expected dimensions " + ne_string(ne) + ", found " + ne_string(t->ne));
     if (!supported(t->type))
       fail("tensor " + name + ": type " + std::string(formats::ggml_type_name(t->type)) +
-           " is not supported (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K)");
+           " is not supported (" + gguf_weight_type_names() + ")");
     return *t;
   }
 
