@@ -1,5 +1,6 @@
 #include "cli/model_summary.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -121,15 +122,17 @@ ModelSummary summarize_gguf(const std::string& path) {
   const formats::GgufFile file(path);
   s.config = formats::gguf_qwen35_model_config(file);
   for (const formats::GgufTensor& t : file.tensors()) {
-    const std::string type(formats::ggml_type_name(t.type));
-    if (!models::qwen35::gguf_weight_type(t.type) && !s.dtypes.contains(type)) s.unsupported_types.push_back(type);
-    ++s.dtypes[type];
+    ++s.dtypes[std::string(formats::ggml_type_name(t.type))];
     s.parameters += t.numel();
     if (t.name == "token_embd.weight" || t.name == "output.weight") s.embedding_parameters += t.numel();
     s.weight_bytes += t.nbytes;
   }
   s.tensors = file.tensors().size();
   if (const auto ft = file.find_int("general.file_type")) s.gguf_file_type = *ft;
+  // The types of the tensors the loader would read that it cannot compute with (registry's rule).
+  for (const auto& [name, type] : registry::unsupported_gguf_tensors(file, s.config.text.num_hidden_layers))
+    if (std::find(s.unsupported_types.begin(), s.unsupported_types.end(), type) == s.unsupported_types.end())
+      s.unsupported_types.push_back(type);
   const tokenizer::Tokenizer tok = load_tokenizer(path);
   s.tokenizer = summarize_tokens(tok);
   auto token = [&](const char* key) -> std::optional<std::string> {

@@ -67,10 +67,9 @@ formats::ModelConfig read_model_config(const std::string& path) {
   return formats::load_model_config(backbone + "/config.json");
 }
 
-void check_gguf_tensor_types(const std::string& path, int64_t layers) {
-  const std::string backbone = backbone_path(path);
-  if (!formats::is_gguf_path(backbone)) return;
-  const formats::GgufFile file(backbone);
+std::vector<std::pair<std::string, std::string>> unsupported_gguf_tensors(const formats::GgufFile& file,
+                                                                         int64_t layers) {
+  std::vector<std::pair<std::string, std::string>> out;
   for (const formats::GgufTensor& t : file.tensors()) {
     bool text = t.name == "token_embd.weight" || t.name == "output.weight" || t.name == "output_norm.weight";
     if (t.name.starts_with("blk.")) {
@@ -80,9 +79,18 @@ void check_gguf_tensor_types(const std::string& path, int64_t layers) {
              std::stoll(index) < layers;
     }
     if (text && !models::qwen35::gguf_weight_type(t.type))
-      throw Error(backbone + ": tensor " + t.name + ": type " + std::string(formats::ggml_type_name(t.type)) +
-                  " is not supported (" + models::qwen35::gguf_weight_type_names() + ")");
+      out.emplace_back(t.name, std::string(formats::ggml_type_name(t.type)));
   }
+  return out;
+}
+
+void check_gguf_tensor_types(const std::string& path, int64_t layers) {
+  const std::string backbone = backbone_path(path);
+  if (!formats::is_gguf_path(backbone)) return;
+  const auto bad = unsupported_gguf_tensors(formats::GgufFile(backbone), layers);
+  if (!bad.empty())
+    throw Error(backbone + ": tensor " + bad.front().first + ": type " + bad.front().second + " is not supported (" +
+                models::qwen35::gguf_weight_type_names() + ")");
 }
 
 tokenizer::Tokenizer read_model_tokenizer(const std::string& model_path) {

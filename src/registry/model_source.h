@@ -4,9 +4,11 @@
 #pragma once
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "chat/chat_template.h"
+#include "formats/gguf.h"
 #include "formats/hf_config.h"
 #include "tokenizer/tokenizer.h"
 
@@ -43,6 +45,9 @@ chat::ChatTemplate read_chat_template(const std::string& path, const tokenizer::
 // output_norm, blk.N.* for N below the layer count) whose type the loader cannot compute with, in the
 // loader's words, so that a server refuses such a file at start-up instead of at its first request.
 void check_gguf_tensor_types(const std::string& path, int64_t layers);
+// Those tensors of an open GGUF file, in file order: (name, type name).
+std::vector<std::pair<std::string, std::string>> unsupported_gguf_tensors(const formats::GgufFile& file,
+                                                                         int64_t layers);
 
 // Bytes the GGUF backbone's tensors hold once loaded (0 for a safetensors checkpoint): as stored, but a
 // layer matrix the kernels pack (kernels::pack_enabled, preferred_pack) as its packed copy (its mapped
