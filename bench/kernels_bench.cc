@@ -103,11 +103,11 @@ struct Weight {
 
 // kBf16Fp32Act: BF16 on the unpacked fp32 path (VERDICT_PACK=0); kBf16Fma: BF16 packed for fp32 FMAs (what
 // machines without AVX512_BF16 run).
-enum Kind { kF32, kBf16Fp32Act, kBf16, kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kQ6_K, kF16, kBf16Fma, kMlx6, kQ5_K };
+enum Kind { kF32, kBf16Fp32Act, kBf16, kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kQ6_K, kF16, kBf16Fma, kMlx6, kQ5_K, kQ3_K };
 
 const char* kind_name(int k) {
   static const char* names[] = {"f32",      "bf16_f32act", "bf16", "q8_0", "q4_0", "q4_k",
-                                "mlx4_g64", "mlx8_g64",    "q6_k", "f16", "bf16_fma", "mlx6_g64", "q5_k"};
+                                "mlx4_g64", "mlx8_g64",    "q6_k", "f16", "bf16_fma", "mlx6_g64", "q5_k", "q3_k"};
   return names[k];
 }
 
@@ -167,10 +167,11 @@ std::unique_ptr<Weight> make(int kind, int64_t rows, int64_t cols) {
                : kind == kQ4_K ? WeightType::Q4_K
                : kind == kQ6_K ? WeightType::Q6_K
                : kind == kQ5_K ? WeightType::Q5_K
+               : kind == kQ3_K ? WeightType::Q3_K
                                : WeightType::F16;
       w->blocks.resize(static_cast<std::size_t>(rows * v.row_bytes()));
       for (auto& b : w->blocks) b = static_cast<uint8_t>(byte(rng));
-      // Finite values: every F16 weight, and each block's scales (Q4_K, Q5_K: d and dmin first, Q6_K: d last)
+      // Finite values: every F16 weight, and each block's scales (Q4_K, Q5_K: d and dmin first, Q6_K, Q3_K: d last)
       // as small halves.
       const auto bb = static_cast<std::size_t>(kernels::block_bytes(v.type));
       const auto put_half = [&](std::size_t at, float f) {
@@ -181,7 +182,7 @@ std::unique_ptr<Weight> make(int kind, int64_t rows, int64_t cols) {
       for (std::size_t at = 0; at < w->blocks.size(); at += bb) {
         if (v.type == WeightType::F16) {
           put_half(at, dist(rng));
-        } else if (v.type == WeightType::Q6_K) {
+        } else if (v.type == WeightType::Q6_K || v.type == WeightType::Q3_K) {  // d last
           put_half(at + bb - 2, 0.01f * dist(rng));
         } else {
           const bool with_min = v.type == WeightType::Q4_K || v.type == WeightType::Q5_K;
@@ -278,7 +279,7 @@ void BM_Gemm(benchmark::State& state) {
 }
 
 void gemm_args(benchmark::internal::Benchmark* b) {
-  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kBf16, kBf16Fp32Act, kF32, kQ6_K, kF16, kBf16Fma, kMlx6, kQ5_K})
+  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kBf16, kBf16Fp32Act, kF32, kQ6_K, kF16, kBf16Fma, kMlx6, kQ5_K, kQ3_K})
     for (int threads : {1, 2})
       for (auto shape : {std::pair<int64_t, int64_t>{3584, 1024}, {1024, 3584}, {6144, 1024}, {6144, 2048}, {2048, 6144}})
         b->Args({kind, shape.first, shape.second, threads});
@@ -454,7 +455,7 @@ void gemv_args(benchmark::internal::Benchmark* b) {
   // qwen35-0.8b (hidden 1024: MLP, DeltaNet in_proj_qkv, lm_head) and qwen35-2b (hidden 2048) shapes.
   const std::pair<int64_t, int64_t> shapes[] = {{3584, 1024}, {1024, 3584}, {6144, 1024},
                                                 {6144, 2048}, {2048, 6144}, {248320, 1024}};
-  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kMlx6, kBf16, kF16, kBf16Fma, kQ5_K})
+  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kMlx6, kBf16, kF16, kBf16Fma, kQ5_K, kQ3_K})
     for (auto shape : shapes)
       for (auto [n, threads] : {std::pair<int, int>{1, 1}, {1, 2}, {4, 2}})
         b->Args({kind, shape.first, shape.second, n, threads});
@@ -551,7 +552,7 @@ void BM_GemmAvx2(benchmark::State& state) {
 
 void gemm_avx2_args(benchmark::internal::Benchmark* b) {
   for (int64_t n : {512, 1})
-    for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kMlx6, kMlx8, kQ5_K})
+    for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kMlx6, kMlx8, kQ5_K, kQ3_K})
       for (int threads : {1, 2}) b->Args({kind, 3584, 1024, threads, n});
 }
 BENCHMARK(BM_GemmAvx2)->Apply(gemm_avx2_args)->UseManualTime()->Unit(benchmark::kMicrosecond);

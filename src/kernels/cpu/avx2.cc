@@ -341,6 +341,12 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
         }
       }
     } else if constexpr (BITS == 6 || BITS == 5) {
+      // 5-bit records read their fifth-bit line (the last) first: without help the hardware prefetcher then
+      // fell behind and the GEMV ran at 40 % of the 6-bit one's speed. The 5 lines of the record after next:
+      if constexpr (BITS == 5 && !STRIP) {
+        for (int k = 0; k < 5; ++k)
+          _mm_prefetch(reinterpret_cast<const char*>(rec[0] + (b + 2) * bs + 64 * k), _MM_HINT_T0);
+      }
 #pragma GCC unroll 1
       for (int j = 0; j < 4; ++j) {
         __m256i lo[RH], hi[RH];
