@@ -58,7 +58,8 @@ def run(cmd, env=None, timeout=None):
     return p.stdout, time.perf_counter() - t0
 
 
-CONVERT_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q3_k", "q4_k", "q5_k", "q6_k")  # what `verdict convert --type` writes
+# what `verdict convert --type` writes
+CONVERT_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q3_k", "q4_k", "q5_k", "q6_k")
 
 
 def ensure_files(verdict, cache, shape, types, llama_bin=None):

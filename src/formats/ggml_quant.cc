@@ -370,7 +370,8 @@ void quantize_q3_k(const float* x, int64_t n, uint8_t* out) {
     if (max_scale != 0.0f) {
       const float iscale = -32.0f / max_scale;
       for (int j = 0; j < 16; ++j) {
-        const int l = std::clamp(static_cast<int>(static_cast<int8_t>(nearest_int(iscale * scales[j]))), -32, 31) + 32;
+        const auto rounded = static_cast<int8_t>(nearest_int(iscale * scales[j]));  // as ggml's int8_t l
+        const int l = std::clamp(static_cast<int>(rounded), -32, 31) + 32;
         sc[j % 8] |= static_cast<uint8_t>((l & 0xF) << (j < 8 ? 0 : 4));
         sc[8 + j % 4] |= static_cast<uint8_t>((l >> 4) << (2 * (j / 4)));
       }

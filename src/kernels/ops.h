@@ -190,7 +190,7 @@ void check_weight(const WeightMatrix& w, const char* what);
 //  * Int8: each token's activations are quantized per 32-column block b as ggml's block_q8_0:
 //    q = round-to-nearest-even(x · (127 / max|x|)), d_b = max|x| / 127 rounded to 11 significant bits
 //    (fp16 precision, float's range; relative change ≤ 2^−11), so |x − d_b·q| ≤ d_b · (1/2 + 127 · 2^−11)
-//    (to first order; ≤ 0.5625 · d_b); for Q4_K, Q5_K and Q6_K weights instead per 256-column
+//    (to first order; ≤ 0.5625 · d_b); for Q3_K, Q4_K, Q5_K and Q6_K weights instead per 256-column
 //    super-block as ggml's block_q8_K: q = round-to-nearest-even(x · (127 / max|x|)) over the super-block,
 //    one fp32 d = 1 / (127 / max|x|) for its 8 blocks, so |x − d·q| ≤ d · (1/2 + 2^−21). Then
 //    y = Σ_b [ s_b · d_b · Σ_c qw_c · q_c + m_b · S_b ] in fp32, the integer sums exact, where
@@ -198,7 +198,7 @@ void check_weight(const WeightMatrix& w, const char* what);
 //    Q6_K: m_b = 0 and s_b = d·sc per 16-column half, each half's integer sum scaled by its own) and S_b,
 //    what the min multiplies, is the exact Σ_{c ∈ b} x_c for MLX and d_b · Σ_{c ∈ b} q_c for Q4_K, Q5_K.
 //    So |y − W·x| ≤ Σ_b 0.5625 · d_b · Σ_{c ∈ b} (|s_b qw_c| + |m_b| [K-quants]) plus fp32 rounding
-//    (ref::matmul_int8 is the twin). These are the int8 sums of llama.cpp's Q8_0, Q4_0, Q4_K, Q5_K and Q6_K
+//    (ref::matmul_int8 is the twin). These are the int8 sums of llama.cpp's Q8_0, Q4_0 and Q3_K–Q6_K
 //    products: on the same GGUF file the two engines differ only in fp32 rounding.
 //  * Bf16: activations are rounded to bf16 (relative error ≤ 2^−9 each) and products accumulate in fp32
 //    (ref::matmul_bf16 is the twin).

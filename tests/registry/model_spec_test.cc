@@ -50,7 +50,8 @@ TEST(ModelSpec, ModelsFolderFindsEveryCheckpoint) {
   ASSERT_EQ(::mkdir((dir + "/empty").c_str(), 0755), 0);
   ASSERT_EQ(std::system(("touch " + dir + "/notes.txt").c_str()), 0);
   // A .gguf file is a chat model named without its extension, as `--model FILE.gguf` names it.
-  ASSERT_EQ(::symlink(verdict::testing::fixture("qwen35-tiny/model-f32.gguf").c_str(), (dir + "/tiny-f32.gguf").c_str()), 0);
+  const std::string gguf = verdict::testing::fixture("qwen35-tiny/model-f32.gguf");
+  ASSERT_EQ(::symlink(gguf.c_str(), (dir + "/tiny-f32.gguf").c_str()), 0);
   const std::vector<ModelSpec> found = scan_models_dir(dir + "/");
   ASSERT_EQ(found.size(), 3u);
   EXPECT_EQ(found[0].name, "alpha-chat");

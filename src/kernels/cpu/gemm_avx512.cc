@@ -53,7 +53,8 @@ inline void store_rows(float* dst, __m512 v, int64_t r0, int64_t rows) {
 // GEMV tile: two short chains of dependent vpdpbusd per block instead of one); integer sums are exact in
 // any order, so S never changes a result. The fp32 steps per block (convert, × d, fused multiply-add with
 // the scale, then the mins' one) are the same for every lane and tile. OFF: the stored weights carry an
-// offset (w.offset ≠ 0: Q8_0, Q4_0, Q6_K, Q3_K), which the sums start from (−offset · Σq); without one they start at 0.
+// offset (w.offset ≠ 0: Q8_0, Q4_0, Q6_K, Q3_K), which the sums start from (−offset · Σq); without one they
+// start at 0.
 // SUB (sub16, Q6_K: 6-bit, Q3_K: 4-bit, both with an offset): columns 0–15 and 16–31 keep separate sums
 // (chunks 0–3 and 4–7: in the 4-bit layout the low and the high nibbles), each starting from −offset · its
 // half's Σq and scaled by its own scale; then S is 2, one per half.
