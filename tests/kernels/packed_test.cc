@@ -375,7 +375,7 @@ TEST(PackedInt8, Q8_0AndQ4_0ProductsUseGgmlQ8_0Activations) {
   }
 }
 
-// llama.cpp multiplies Q4_K, Q5_K and Q6_K weights with activations quantized to ggml's block_q8_K
+// llama.cpp multiplies Q3_K, Q4_K, Q5_K and Q6_K weights with activations quantized to ggml's block_q8_K
 // (quantize_row_q8_K_ref: per 256 values, max = the value of largest magnitude, iscale = −127 / max,
 // q = round-to-even(iscale · x), d = 1 / iscale in fp32, bsums = Σ q per 16) and sums d_w · d_x times the
 // integer dot products, the mins times bsums. Written here from that description (the weights' parts from
