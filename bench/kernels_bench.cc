@@ -103,11 +103,15 @@ struct Weight {
 
 // kBf16Fp32Act: BF16 on the unpacked fp32 path (VERDICT_PACK=0); kBf16Fma: BF16 packed for fp32 FMAs (what
 // machines without AVX512_BF16 run).
-enum Kind { kF32, kBf16Fp32Act, kBf16, kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kQ6_K, kF16, kBf16Fma, kMlx6, kQ5_K, kQ3_K };
+enum Kind {
+  kF32, kBf16Fp32Act, kBf16, kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kQ6_K, kF16, kBf16Fma, kMlx6, kQ5_K, kQ3_K,
+  kIq4Nl, kIq4Xs
+};
 
 const char* kind_name(int k) {
   static const char* names[] = {"f32",      "bf16_f32act", "bf16", "q8_0", "q4_0", "q4_k",
-                                "mlx4_g64", "mlx8_g64",    "q6_k", "f16", "bf16_fma", "mlx6_g64", "q5_k", "q3_k"};
+                                "mlx4_g64", "mlx8_g64",    "q6_k", "f16", "bf16_fma", "mlx6_g64", "q5_k", "q3_k",
+                                "iq4_nl",   "iq4_xs"};
   return names[k];
 }
 
@@ -168,6 +172,8 @@ std::unique_ptr<Weight> make(int kind, int64_t rows, int64_t cols) {
                : kind == kQ6_K ? WeightType::Q6_K
                : kind == kQ5_K ? WeightType::Q5_K
                : kind == kQ3_K ? WeightType::Q3_K
+               : kind == kIq4Nl ? WeightType::IQ4_NL
+               : kind == kIq4Xs ? WeightType::IQ4_XS
                                : WeightType::F16;
       w->blocks.resize(static_cast<std::size_t>(rows * v.row_bytes()));
       for (auto& b : w->blocks) b = static_cast<uint8_t>(byte(rng));
@@ -280,7 +286,8 @@ void BM_Gemm(benchmark::State& state) {
 
 void gemm_args(benchmark::internal::Benchmark* b) {
   for (int kind :
-       {kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kBf16, kBf16Fp32Act, kF32, kQ6_K, kF16, kBf16Fma, kMlx6, kQ5_K, kQ3_K})
+       {kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kBf16, kBf16Fp32Act, kF32, kQ6_K, kF16, kBf16Fma, kMlx6, kQ5_K, kQ3_K,
+        kIq4Nl, kIq4Xs})
     for (int threads : {1, 2})
       for (auto shape : {std::pair<int64_t, int64_t>{3584, 1024}, {1024, 3584}, {6144, 1024}, {6144, 2048}, {2048, 6144}})
         b->Args({kind, shape.first, shape.second, threads});
@@ -456,7 +463,7 @@ void gemv_args(benchmark::internal::Benchmark* b) {
   // qwen35-0.8b (hidden 1024: MLP, DeltaNet in_proj_qkv, lm_head) and qwen35-2b (hidden 2048) shapes.
   const std::pair<int64_t, int64_t> shapes[] = {{3584, 1024}, {1024, 3584}, {6144, 1024},
                                                 {6144, 2048}, {2048, 6144}, {248320, 1024}};
-  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kMlx6, kBf16, kF16, kBf16Fma, kQ5_K, kQ3_K})
+  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kMlx6, kBf16, kF16, kBf16Fma, kQ5_K, kQ3_K, kIq4Nl, kIq4Xs})
     for (auto shape : shapes)
       for (auto [n, threads] : {std::pair<int, int>{1, 1}, {1, 2}, {4, 2}})
         b->Args({kind, shape.first, shape.second, n, threads});
@@ -553,7 +560,7 @@ void BM_GemmAvx2(benchmark::State& state) {
 
 void gemm_avx2_args(benchmark::internal::Benchmark* b) {
   for (int64_t n : {512, 1})
-    for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kMlx6, kMlx8, kQ5_K, kQ3_K})
+    for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kMlx6, kMlx8, kQ5_K, kQ3_K, kIq4Nl, kIq4Xs})
       for (int threads : {1, 2}) b->Args({kind, 3584, 1024, threads, n});
 }
 BENCHMARK(BM_GemmAvx2)->Apply(gemm_avx2_args)->UseManualTime()->Unit(benchmark::kMicrosecond);

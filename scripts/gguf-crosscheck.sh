@@ -2,6 +2,7 @@
 # Cross-checks verdict's GGUF files and GGUF loader against llama.cpp (not run in CI: it builds llama.cpp).
 #
 #   bash scripts/gguf-crosscheck.sh [VERDICT_BIN]     # default build/release/src/cli/verdict
+#   CROSSCHECK_TYPES="iq4_nl iq4_xs" bash scripts/gguf-crosscheck.sh   # only some types (F32 always runs)
 #
 # For the qwen35-tiny and qwen35-small fixture checkpoints and every `verdict convert --type`, it writes the
 # GGUF file with verdict, lets llama.cpp's llama-debug run each golden prompt text on it (F32 KV cache,
@@ -24,8 +25,13 @@ work=$(mktemp -d /tmp/verdict-gguf-crosscheck.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 for model in qwen35-tiny qwen35-small; do
-  types="f32 f16 bf16 q8_0 q4_0"  # f32 first: the other types' rows compare with its llama.cpp logits
-  [ "$model" = qwen35-small ] && types="$types q3_k q4_k q5_k q6_k"  # K-quants: whole 256-value rows
+  types="f32 f16 bf16 q8_0 q4_0 iq4_nl"  # f32 first: the other types' rows compare with its llama.cpp logits
+  [ "$model" = qwen35-small ] && types="$types q3_k q4_k q5_k q6_k iq4_xs"  # K-quants: whole 256-value rows
+  if [ -n "${CROSSCHECK_TYPES:-}" ]; then  # only these (and f32), e.g. CROSSCHECK_TYPES="iq4_nl iq4_xs"
+    keep=f32
+    for t in $types; do case " $CROSSCHECK_TYPES " in *" $t "*) keep="$keep $t" ;; esac; done
+    types=$keep
+  fi
   for type in $types; do
     gguf="$work/$model-$type.gguf"
     "$verdict" convert "$fixtures/$model" "$gguf" --type "$type" >/dev/null

@@ -400,6 +400,109 @@ void quantize_q3_k(const float* x, int64_t n, uint8_t* out) {
   }
 }
 
+// ggml's kvalues_iq4nl: the 16 values an IQ4_NL / IQ4_XS nibble stands for.
+constexpr int8_t kIq4[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+// The index of the kIq4 value nearest to v (the lower one on a tie), as ggml's best_index_int8.
+int iq4_index(float v) {
+  if (v <= kIq4[0]) return 0;
+  if (v >= kIq4[15]) return 15;
+  int lo = 0, hi = 15;
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    (v < kIq4[mid] ? hi : lo) = mid;
+  }
+  return v - kIq4[hi - 1] < kIq4[hi] - v ? hi - 1 : hi;
+}
+
+// IQ4_NL (super = 32) and IQ4_XS (super = 256) super-blocks, as ggml's quantize_row_iq4_nl_impl with no
+// importance weights and ntry 7 (what llama-quantize runs): per 32 values a scale d = the weighted
+// least-squares fit of x ≈ d · kIq4[l] (weights x²), the best of the start −max/−127 and the 15 trial
+// scales (itry − 127) / max for itry in −7..7; IQ4_XS then stores d = −(largest scale)/32 and a 6-bit ls per
+// sub-block (its scale ≈ d · (ls − 32)), and maps each value again with that scale. `x` has super values;
+// `out` receives the block ({f16 d; qs[16]} or {f16 d; u16 scales_h; u8 scales_l[4]; qs[128]}).
+void quantize_iq4_super(const float* x, int super, uint8_t* out) {
+  const int blocks = super / 32;
+  uint8_t levels[kQK] = {};
+  float scales[kQK / 32] = {};
+  float max_scale = 0.0f, amax_scale = 0.0f;
+  for (int ib = 0; ib < blocks; ++ib) {
+    const float* xb = x + 32 * ib;
+    uint8_t* lb = levels + 32 * ib;
+    float weight[32];
+    for (int j = 0; j < 32; ++j) weight[j] = xb[j] * xb[j];
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < 32; ++j)
+      if (std::fabs(xb[j]) > amax) {
+        amax = std::fabs(xb[j]);
+        max = xb[j];
+      }
+    if (amax < 1e-15f) {  // ggml's GROUP_MAX_EPS: scale 0
+      scales[ib] = 0.0f;
+      continue;
+    }
+    float d = -max / kIq4[0];
+    float id = 1 / d;
+    float sumqx = 0.0f, sumq2 = 0.0f;
+    for (int j = 0; j < 32; ++j) {
+      const int l = iq4_index(id * xb[j]);
+      lb[j] = static_cast<uint8_t>(l);
+      const float q = kIq4[l];
+      sumqx += weight[j] * q * xb[j];
+      sumq2 += weight[j] * q * q;
+    }
+    d = sumq2 > 0 ? sumqx / sumq2 : 0.0f;
+    float best = d * sumqx;
+    for (int itry = -7; itry <= 7; ++itry) {
+      id = static_cast<float>(itry + kIq4[0]) / max;
+      sumqx = sumq2 = 0.0f;
+      for (int j = 0; j < 32; ++j) {
+        const float q = kIq4[iq4_index(id * xb[j])];
+        sumqx += weight[j] * q * xb[j];
+        sumq2 += weight[j] * q * q;
+      }
+      if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+        d = sumqx / sumq2;
+        best = d * sumqx;
+      }
+    }
+    scales[ib] = d;
+    if (std::fabs(d) > amax_scale) {
+      amax_scale = std::fabs(d);
+      max_scale = d;
+    }
+  }
+  uint8_t* qs = out + (blocks > 1 ? 8 : 2);
+  if (blocks > 1) {
+    const float d = -max_scale / 32;
+    store_f16(out, d);
+    const float id = d != 0.0f ? 1 / d : 0.0f;
+    uint16_t scales_h = 0;
+    for (int ib = 0; ib < blocks; ++ib) {
+      const int l = std::clamp(nearest_int(id * scales[ib]), -32, 31);
+      const float dl = d * static_cast<float>(l);
+      const float idl = dl != 0.0f ? 1 / dl : 0.0f;
+      for (int j = 0; j < 32; ++j) levels[32 * ib + j] = static_cast<uint8_t>(iq4_index(idl * x[32 * ib + j]));
+      const int ls = l + 32;
+      out[4 + ib / 2] = static_cast<uint8_t>(ib % 2 == 0 ? (ls & 0xF) : out[4 + ib / 2] | ((ls & 0xF) << 4));
+      scales_h = static_cast<uint16_t>(scales_h | ((ls >> 4) << (2 * ib)));
+    }
+    store_u16(out + 2, scales_h);
+  } else {
+    store_f16(out, scales[0]);
+    const float id = scales[0] != 0.0f ? 1 / scales[0] : 0.0f;
+    for (int j = 0; j < 32; ++j) levels[j] = static_cast<uint8_t>(iq4_index(id * x[j]));
+  }
+  for (int ib = 0; ib < blocks; ++ib)
+    for (int j = 0; j < 16; ++j)
+      qs[16 * ib + j] = static_cast<uint8_t>(levels[32 * ib + j] | (levels[32 * ib + 16 + j] << 4));
+}
+
+void quantize_iq4(const float* x, int64_t n, uint8_t* out, int super) {
+  const int64_t bytes = super == 32 ? 18 : 136;
+  for (int64_t b = 0; b < n / super; ++b) quantize_iq4_super(x + b * super, super, out + b * bytes);
+}
+
 void check_blocks(GgmlType type, std::size_t n) {
   if (!ggml_row_bytes(type, n))
     throw Error("a row of " + std::to_string(n) + " values is not a whole number of " +
@@ -411,7 +514,7 @@ void check_blocks(GgmlType type, std::size_t n) {
 bool ggml_can_quantize(GgmlType t) {
   return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16 || t == GgmlType::Q8_0 ||
          t == GgmlType::Q4_0 || t == GgmlType::Q3_K || t == GgmlType::Q4_K || t == GgmlType::Q5_K ||
-         t == GgmlType::Q6_K;
+         t == GgmlType::Q6_K || t == GgmlType::IQ4_NL || t == GgmlType::IQ4_XS;
 }
 
 void ggml_quantize_row(GgmlType type, std::span<const float> x, uint8_t* out) {
@@ -427,6 +530,8 @@ void ggml_quantize_row(GgmlType type, std::span<const float> x, uint8_t* out) {
     case GgmlType::Q4_K: quantize_qk_k(x.data(), n, out, 15); return;
     case GgmlType::Q5_K: quantize_qk_k(x.data(), n, out, 31); return;
     case GgmlType::Q6_K: quantize_q6_k(x.data(), n, out); return;
+    case GgmlType::IQ4_NL: quantize_iq4(x.data(), n, out, kQ4); return;
+    case GgmlType::IQ4_XS: quantize_iq4(x.data(), n, out, kQK); return;
     default: throw Error("cannot write " + std::string(ggml_type_name(type)) + " tensors");
   }
 }

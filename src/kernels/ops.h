@@ -33,14 +33,25 @@ enum class WeightType : uint8_t {
          // uint8 scales[12]; f16 d}: value e's low 2 bits at bits 2·((e % 128) / 32) of qs[32·(e / 128) + e % 32],
          // its high bit at bit e / 32 of hmask[e % 32] (q = low + 4 · high ∈ [0, 7]); 16 6-bit scales sc;
          // W = (d · (sc − 32)) · (q − 4)
+  IQ4_NL,  // 32-value blocks of 18 bytes, ggml's block_iq4_nl {f16 d; uint8 qs[16]}: Q4_0's nibble layout, but
+           // each nibble n picks a value of the non-linear table kIq4Values (below); W = d · kIq4Values[n]
+  IQ4_XS,  // 256-value super-blocks of 136 bytes, ggml's block_iq4_xs {f16 d; uint16 scales_h; uint8 scales_l[4];
+           // uint8 qs[128]}: 8 sub-blocks of 32, each with IQ4_NL's nibble layout in qs[16 · j ..] and a 6-bit
+           // scale ls (low 4 bits: nibble j % 2 of scales_l[j / 2], high 2: bits 2j of scales_h);
+           // W = (d · (ls − 32)) · kIq4Values[n]
 };
+
+// The 16 values of IQ4_NL and IQ4_XS nibbles (ggml's kvalues_iq4nl).
+inline constexpr int8_t kIq4Values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 // Values per block of a ggml block type (1 for F16 and the non-ggml types).
 constexpr int64_t block_values(WeightType t) {
   switch (t) {
     case WeightType::Q8_0:
     case WeightType::Q4_0:
+    case WeightType::IQ4_NL:
       return 32;
+    case WeightType::IQ4_XS:
     case WeightType::Q3_K:
     case WeightType::Q4_K:
     case WeightType::Q5_K:
@@ -59,7 +70,10 @@ constexpr int64_t block_bytes(WeightType t) {
     case WeightType::Q8_0:
       return 34;
     case WeightType::Q4_0:
+    case WeightType::IQ4_NL:
       return 18;
+    case WeightType::IQ4_XS:
+      return 136;
     case WeightType::Q3_K:
       return 110;
     case WeightType::Q4_K:
@@ -118,6 +132,9 @@ enum class PackKind : uint8_t {
 //         Q3_K: the scales of columns 0–15 and 16–31 (sub16; Q3_K's are sc − 32), d2 = d. Q3_K takes the
 //         4-bit layout (19 bytes per row and 32 weights against the file's 13.75). Stored value = q +
 //         offset, offset 128 (Q8_0), 32 (Q6_K: the file's q6, whose q = q6 − 32), 8 (Q4_0), 4 (Q3_K) or 0.
+//         IQ4_NL and IQ4_XS (iq4 set): the 4-bit layout holds the file's nibbles n, and the stored value the
+//         kernels multiply is kIq4Values[n] + 128 (offset 128), looked up in registers; IQ4_NL's scales are
+//         Q4_0's (half_scales), IQ4_XS's are factored as Q3_K's (sub16, first = second = ls − 32, d2 = d).
 //   Bf16: for panel p, cols_padded / 2 chunks of 64 bytes: chunk k holds columns 2k, 2k + 1 of the 16 rows.
 //   F16, Bf16Fma (the "FMA panels"): panels of kFmaPanelRows = 64 rows (zero-padded); for panel p, cols
 //         chunks of 128 bytes at data + (p · cols + c) · 128: chunk c holds column c of the 64 rows, row i
@@ -135,7 +152,8 @@ struct PackedView {
   int offset = 0;            // Int8: stored = q + offset
   bool has_mins = false;     // Int8
   bool sub16 = false;        // Int8 (Q6_K 6-bit, Q3_K 4-bit): a scale per 16 columns, two per record
-  const uint16_t* half_scales = nullptr;  // Int8 Q8_0, Q4_0: the fp16 scales (32-byte aligned)
+  bool iq4 = false;          // Int8 (IQ4_NL, IQ4_XS): the 4-bit values index kIq4Values
+  const uint16_t* half_scales = nullptr;  // Int8 Q8_0, Q4_0, IQ4_NL: the fp16 scales (32-byte aligned)
   const int8_t* factors = nullptr;         // Int8 Q4_K, Q5_K, Q6_K: the scales' integer factors (32-byte aligned)
   const float* super_scales = nullptr;     // Int8 Q4_K, Q5_K, Q6_K: their d and d2 (the file's fp16 values)
   // Int8 Q4_K, Q5_K, Q6_K, set by matmul on its own copy of the view for a product of many tokens: the

@@ -121,25 +121,25 @@ TEST(Convert, WritesAFileTheOtherCommandsLoad) {
 }
 
 // A file with a tensor type the loader cannot compute with: `info` still describes it and names the type,
-// the commands that load it fail with one line naming it. The file is a Q4_0 conversion whose
-// blk.0.ffn_down.weight is relabelled IQ4_NL (ggml type 20: also 18 bytes per 32 values).
+// the commands that load it fail with one line naming it. The file is a Q3_K conversion whose
+// blk.0.ffn_down.weight is relabelled IQ3_S (ggml type 21: also 110 bytes per 256 values).
 TEST(Convert, UnsupportedTensorTypesAreNamed) {
-  const std::string dir = temp_dir("iq4");
-  const std::string out = dir + "/tiny-iq4_nl.gguf";
-  ASSERT_EQ(run_process(verdict_bin(), {"convert", fixture("qwen35-tiny"), out, "--type", "q4_0"}).exit_code, 0);
-  ASSERT_EQ(testing::relabel_gguf_tensor(out, "blk.0.ffn_down.weight", 20), 2u);  // Q4_0 → IQ4_NL
+  const std::string dir = temp_dir("iq3");
+  const std::string out = dir + "/small-iq3_s.gguf";
+  ASSERT_EQ(run_process(verdict_bin(), {"convert", fixture("qwen35-small"), out, "--type", "q3_k"}).exit_code, 0);
+  ASSERT_EQ(testing::relabel_gguf_tensor(out, "blk.0.ffn_down.weight", 21), 11u);  // Q3_K → IQ3_S
   const auto info = run_process(verdict_bin(), {"info", out, "--json"});
   ASSERT_EQ(info.exit_code, 0) << info.err;
   const Json j = parse_json(info.out, "info");
-  EXPECT_EQ(j["unsupported_tensor_types"], Json::array({"IQ4_NL"}));
-  EXPECT_EQ(j["stored_dtypes"]["IQ4_NL"], 1);
+  EXPECT_EQ(j["unsupported_tensor_types"], Json::array({"IQ3_S"}));
+  EXPECT_EQ(j["stored_dtypes"]["IQ3_S"], 1);
   EXPECT_TRUE(j["loaded_bytes"].is_null());
   const auto text = run_process(verdict_bin(), {"info", out});
-  EXPECT_NE(text.out.find("cannot run this file: IQ4_NL tensors"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("cannot run this file: IQ3_S tensors"), std::string::npos) << text.out;
 
   const auto forward = run_process(verdict_bin(), {"forward", "--model", out, "--tokens", "1,2"});
   EXPECT_EQ(forward.exit_code, 1);
-  EXPECT_NE(forward.err.find("blk.0.ffn_down.weight: type IQ4_NL is not supported"), std::string::npos)
+  EXPECT_NE(forward.err.find("blk.0.ffn_down.weight: type IQ3_S is not supported"), std::string::npos)
       << forward.err;
   std::filesystem::remove_all(dir);
 }

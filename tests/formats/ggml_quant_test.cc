@@ -51,6 +51,17 @@ constexpr const char* kQ3_K =
     "3f6cdc484392bd4854f32d70b3f1cccbb722df8f4d0235091e2678b3e2d5897cafdc8041120f"
     "0895217d77b5c3cdca322f1fcab87c333ac114380527b9abce481754083f700f7f91";
 
+// quantize_iq4_nl / quantize_iq4_xs (no importance weights: what llama-quantize runs without --imatrix) of the
+// same llama.cpp source on the same input.
+constexpr const char* kIQ4_NL =
+    "69106889bbddfe9fbfb9b8976532715046366490fd9b98876634120262536879aadcfe9f8590dbececea8884674524130374"
+    "66789acb7f10725046352536588b9eb9dbecfceb99858a109765327150473646589b9dafc9dbebeb6290636879abddfe9fbf"
+    "c9c9a875437150469610fdfd9c998766442302625257689accee7110b9dbecfceb9985774524130273657899";
+constexpr const char* kIQ4_XS =
+    "25813c0cf11ff0106889bbddfe9fbfb9b897653371504636fd9b98876634130262536879aaccfe9fdbececea888467452413"
+    "037466789acb725046352536588b9eb9dbecfceb99859765327150473646589b9dafc9dbebeb636879abddfe9fbfc9c9a875"
+    "43715046fdfd9c998766442302625257689acceeb9dbecfceb9985774524130273657899";
+
 std::vector<float> fixed_input() {
   std::vector<float> x(256);
   for (int i = 0; i < 256; ++i) x[static_cast<std::size_t>(i)] = std::sin(static_cast<float>(i) * 0.37f) * static_cast<float>(1 + i % 7) * 0.01f;
@@ -87,6 +98,8 @@ std::vector<float> read_back(GgmlType type, const std::vector<uint8_t>& blocks, 
     case GgmlType::Q5_K: w.type = kernels::WeightType::Q5_K; break;
     case GgmlType::Q6_K: w.type = kernels::WeightType::Q6_K; break;
     case GgmlType::Q3_K: w.type = kernels::WeightType::Q3_K; break;
+    case GgmlType::IQ4_NL: w.type = kernels::WeightType::IQ4_NL; break;
+    case GgmlType::IQ4_XS: w.type = kernels::WeightType::IQ4_XS; break;
     default: ADD_FAILURE() << "type"; break;
   }
   std::vector<float> y(static_cast<std::size_t>(n));
@@ -102,6 +115,8 @@ TEST(GgmlQuant, ByteExactWithGgmlReferenceQuantizers) {
   EXPECT_EQ(hex(quantize(GgmlType::Q5_K, x)), kQ5_K);
   EXPECT_EQ(hex(quantize(GgmlType::Q6_K, x)), kQ6_K);
   EXPECT_EQ(hex(quantize(GgmlType::Q3_K, x)), kQ3_K);
+  EXPECT_EQ(hex(quantize(GgmlType::IQ4_NL, x)), kIQ4_NL);
+  EXPECT_EQ(hex(quantize(GgmlType::IQ4_XS, x)), kIQ4_XS);
 }
 
 TEST(GgmlQuant, KernelsReadBackWithinTheRoundingError) {
@@ -110,10 +125,10 @@ TEST(GgmlQuant, KernelsReadBackWithinTheRoundingError) {
   for (int trial = 0; trial < 20; ++trial) {
     std::vector<float> x(512);
     for (float& v : x) v = normal(rng) * (trial + 1) * 0.05f;
-    double err2[6] = {0, 0, 0, 0, 0, 0}, ref2 = 0;
-    const GgmlType types[6] = {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_K,
-                               GgmlType::Q6_K, GgmlType::Q5_K, GgmlType::Q3_K};
-    for (int k = 0; k < 6; ++k) {
+    double err2[8] = {0, 0, 0, 0, 0, 0, 0, 0}, ref2 = 0;
+    const GgmlType types[8] = {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_K,   GgmlType::Q6_K,
+                               GgmlType::Q5_K, GgmlType::Q3_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS};
+    for (int k = 0; k < 8; ++k) {
       const std::vector<float> y = read_back(types[k], quantize(types[k], x), 512);
       for (std::size_t i = 0; i < x.size(); ++i) {
         err2[k] += (double(y[i]) - x[i]) * (double(y[i]) - x[i]);
@@ -126,6 +141,8 @@ TEST(GgmlQuant, KernelsReadBackWithinTheRoundingError) {
     EXPECT_LT(std::sqrt(err2[3] / ref2), 0.025) << trial;  // 6-bit with 8-bit scales per 16 values
     EXPECT_LT(std::sqrt(err2[4] / ref2), 0.04) << trial;   // 5-bit with 6-bit sub-block scales and mins
     EXPECT_LT(std::sqrt(err2[5] / ref2), 0.20) << trial;   // 3-bit with 6-bit scales per 16 values
+    EXPECT_LT(std::sqrt(err2[6] / ref2), 0.09) << trial;   // 4-bit non-linear values, one scale per 32
+    EXPECT_LT(std::sqrt(err2[7] / ref2), 0.09) << trial;   // the same with 6-bit sub-block scales
   }
 }
 

@@ -1,4 +1,4 @@
-// The ggml weight types (F16, Q8_0, Q4_0, Q3_K, Q4_K, Q5_K, Q6_K): dequantization against hand-built blocks whose
+// The ggml weight types (F16, Q8_0, Q4_0, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS): dequantization against hand-built blocks whose
 // values are worked out here from the format description, and every ISA against the scalar twins.
 #include <gtest/gtest.h>
 
@@ -69,6 +69,10 @@ TEST(GgmlTypes, RowBytes) {
   EXPECT_EQ(w.row_bytes(), 2 * 210);
   w.type = WeightType::Q3_K;
   EXPECT_EQ(w.row_bytes(), 2 * 110);
+  w.type = WeightType::IQ4_NL;
+  EXPECT_EQ(w.row_bytes(), 16 * 18);
+  w.type = WeightType::IQ4_XS;
+  EXPECT_EQ(w.row_bytes(), 2 * 136);
 }
 
 TEST(GgmlTypes, F16KnownValues) {
@@ -258,6 +262,58 @@ TEST(GgmlTypes, Q3_KKnownValues) {
   expect_row(view_of(WeightType::Q3_K, 1, 256, b), 0, want, "q3_k");
 }
 
+// ggml's kvalues_iq4nl: the value of each IQ4_NL / IQ4_XS nibble.
+constexpr int kIq4Table[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+TEST(GgmlTypes, IQ4_NLKnownValues) {
+  // Two blocks {f16 d; qs[16]}: element j < 16 is the low nibble of qs[j], j ≥ 16 the high nibble of
+  // qs[j − 16] (Q4_0's layout); W = d · kvalues_iq4nl[nibble]. Block 0: d = 0.25, nibbles j and 15 − j;
+  // block 1: d = −2, nibbles (7 · j) mod 16.
+  std::vector<uint8_t> b(36, 0);
+  put16(b, 0, 0x3400);   // 0.25
+  put16(b, 18, 0xC000);  // −2
+  std::vector<float> want(64);
+  for (int j = 0; j < 16; ++j) {
+    b[2 + static_cast<std::size_t>(j)] = static_cast<uint8_t>(j | ((15 - j) << 4));
+    want[static_cast<std::size_t>(j)] = 0.25f * static_cast<float>(kIq4Table[j]);
+    want[static_cast<std::size_t>(16 + j)] = 0.25f * static_cast<float>(kIq4Table[15 - j]);
+    const int lo = (7 * j) % 16, hi = (7 * (j + 16)) % 16;
+    b[20 + static_cast<std::size_t>(j)] = static_cast<uint8_t>(lo | (hi << 4));
+    want[static_cast<std::size_t>(32 + j)] = -2.0f * static_cast<float>(kIq4Table[lo]);
+    want[static_cast<std::size_t>(48 + j)] = -2.0f * static_cast<float>(kIq4Table[hi]);
+  }
+  EXPECT_EQ(want[0], -31.75f);  // 0.25 · −127
+  EXPECT_EQ(want[16], 28.25f);  // 0.25 · 113
+  EXPECT_EQ(want[33], 20.0f);   // −2 · kvalues[7] = −2 · −10
+  expect_row(view_of(WeightType::IQ4_NL, 1, 64, b), 0, want, "iq4_nl");
+}
+
+TEST(GgmlTypes, IQ4_XSKnownValues) {
+  // One super-block {f16 d; u16 scales_h; u8 scales_l[4]; qs[128]}, d = 0.5. Sub-block j (32 values, bytes
+  // qs[16j ..] in IQ4_NL's nibble layout) has the 6-bit scale ls_j: low 4 bits in nibble j % 2 of scales_l[j / 2],
+  // high 2 at bits 2j of scales_h; W = (d · (ls_j − 32)) · kvalues_iq4nl[nibble]. Element i of sub-block j has
+  // nibble (3 · i + j) mod 16.
+  std::vector<uint8_t> b(136, 0);
+  put16(b, 0, 0x3800);  // 0.5
+  const int ls[8] = {0, 63, 32, 31, 33, 1, 62, 17};
+  unsigned scales_h = 0;
+  for (int j = 0; j < 8; ++j) {
+    b[4 + static_cast<std::size_t>(j / 2)] |= static_cast<uint8_t>((ls[j] & 0xF) << (4 * (j % 2)));
+    scales_h |= static_cast<unsigned>(ls[j] >> 4) << (2 * j);
+  }
+  put16(b, 2, static_cast<uint16_t>(scales_h));
+  std::vector<float> want(256);
+  for (int j = 0; j < 8; ++j)
+    for (int i = 0; i < 32; ++i) {
+      const int n = (3 * i + j) % 16;
+      b[8 + static_cast<std::size_t>(16 * j + i % 16)] |= static_cast<uint8_t>(n << (i < 16 ? 0 : 4));
+      want[static_cast<std::size_t>(32 * j + i)] = (0.5f * static_cast<float>(ls[j] - 32)) * static_cast<float>(kIq4Table[n]);
+    }
+  EXPECT_EQ(want[0], 2032.0f);    // (0.5 · −32) · −127
+  EXPECT_EQ(want[33], -759.5f);   // sub-block 1, i = 1: nibble 4, (0.5 · (63 − 32)) · −49
+  expect_row(view_of(WeightType::IQ4_XS, 1, 256, b), 0, want, "iq4_xs");
+}
+
 struct Case {
   WeightType type;
   int64_t rows, cols, n;
@@ -270,7 +326,9 @@ TEST(GgmlTypes, MatmulAndDequantizeMatchReferenceOnEveryIsa) {
                         {WeightType::Q4_K, 3, 256, 2},  {WeightType::Q4_K, 17, 512, 7},
                         {WeightType::Q6_K, 5, 256, 3},  {WeightType::Q6_K, 9, 768, 4},
                         {WeightType::Q5_K, 3, 256, 2},  {WeightType::Q5_K, 11, 512, 5},
-                        {WeightType::Q3_K, 3, 256, 2},  {WeightType::Q3_K, 11, 768, 5}};
+                        {WeightType::Q3_K, 3, 256, 2},  {WeightType::Q3_K, 11, 768, 5},
+                        {WeightType::IQ4_NL, 3, 64, 2}, {WeightType::IQ4_NL, 13, 160, 9},
+                        {WeightType::IQ4_XS, 3, 256, 2}, {WeightType::IQ4_XS, 11, 768, 5}};
   std::mt19937 rng(11);
   for (const Case& k : cases) {
     auto w = make_weight(rng, k.type, k.rows, k.cols);

@@ -85,7 +85,10 @@ const Int8Case kInt8Cases[] = {
     {WeightType::MlxAffine, 6, 128, 20, 384, 9}, {WeightType::Q5_K, 0, 0, 3, 256, 2},
     {WeightType::Q5_K, 0, 0, 37, 512, 11},      {WeightType::Q5_K, 0, 0, 16, 768, 1},
     {WeightType::Q3_K, 0, 0, 5, 256, 3},        {WeightType::Q3_K, 0, 0, 37, 512, 9},
-    {WeightType::Q3_K, 0, 0, 16, 768, 1}};
+    {WeightType::Q3_K, 0, 0, 16, 768, 1},       {WeightType::IQ4_NL, 0, 0, 5, 32, 3},
+    {WeightType::IQ4_NL, 0, 0, 33, 128, 8},     {WeightType::IQ4_NL, 0, 0, 48, 64, 1},
+    {WeightType::IQ4_XS, 0, 0, 5, 256, 3},      {WeightType::IQ4_XS, 0, 0, 37, 512, 9},
+    {WeightType::IQ4_XS, 0, 0, 16, 768, 1}};
 
 TEST(PackedInt8, MatchesTwinOnEveryIsaAndContractBoundsTheError) {
   std::mt19937 rng(21);
@@ -136,7 +139,8 @@ struct ExtremeCase {
 
 // Sets the stored integer of (r, c) to q, and unit scales (Q4_K, Q5_K: sc = m = 1, d = dmin = 1; Q6_K: d = 1,
 // scales 1; Q3_K: d = 1, scale fields 33 (scale 1); MLX: scale 1, bias `bias`) so that W = q (Q4_0: q − 8,
-// Q4_K, Q5_K: q − 1, Q6_K: q − 32, Q3_K: q − 4, MLX: q + bias).
+// Q4_K, Q5_K: q − 1, Q6_K: q − 32, Q3_K: q − 4, MLX: q + bias). IQ4_NL, IQ4_XS (d = 1, IQ4_XS's scale fields 33):
+// q is the nibble, W its value in ggml's kvalues_iq4nl (−127 for 0, 113 for 15).
 void put_q(testing::RandomWeight& w, int64_t r, int64_t c, int q) {
   const WeightMatrix& v = w.view;
   const auto rb = static_cast<std::size_t>(v.row_bytes());
@@ -149,8 +153,14 @@ void put_q(testing::RandomWeight& w, int64_t r, int64_t c, int q) {
       w.blocks[row + col / 32 * 34 + 2 + col % 32] = static_cast<uint8_t>(static_cast<int8_t>(q));
       break;
     case WeightType::Q4_0:
+    case WeightType::IQ4_NL:
       nibble(w.blocks[row + col / 32 * 18 + 2 + col % 16], col % 32 >= 16, q);
       break;
+    case WeightType::IQ4_XS: {  // sub-block j's 16 bytes at 8 + 16j: Q4_0's nibble layout
+      const std::size_t i = col % 256;
+      nibble(w.blocks[row + col / 256 * 136 + 8 + i / 32 * 16 + i % 16], i % 32 >= 16, q);
+      break;
+    }
     case WeightType::Q4_K: {
       const std::size_t i = col % 256;
       nibble(w.blocks[row + col / 256 * 144 + 16 + i / 64 * 32 + i % 32], (i / 32) % 2 == 1, q);
@@ -225,6 +235,10 @@ void unit_scales(testing::RandomWeight& w, float bias) {
       continue;
     }
     put_one(at);
+    if (v.type == WeightType::IQ4_XS) {  // every 6-bit field 33: nibbles 1 in scales_l, 2-bit fields 2 in scales_h
+      w.blocks[at + 2] = w.blocks[at + 3] = 0xAA;
+      for (std::size_t k = 4; k < 8; ++k) w.blocks[at + k] = 0x11;
+    }
     if (v.type == WeightType::Q4_K || v.type == WeightType::Q5_K) {
       put_one(at + 2);
       // get_scale_min_k4: sub-blocks 0–3 take sc = scales[j] & 63, m = scales[j + 4] & 63; 4–7 the nibbles
@@ -242,6 +256,8 @@ TEST(PackedInt8, ExtremeValuesGiveExactIntegerSumsOnEveryIsa) {
                                {WeightType::Q6_K, 0, 0, 37, 512, 0, 63},
                                {WeightType::Q5_K, 0, 0, 37, 512, 0, 31},
                                {WeightType::Q3_K, 0, 0, 37, 512, 0, 7},
+                               {WeightType::IQ4_NL, 0, 0, 37, 96, 0, 15},
+                               {WeightType::IQ4_XS, 0, 0, 37, 512, 0, 15},
                                {WeightType::MlxAffine, 8, 32, 37, 96, 0, 255},
                                {WeightType::MlxAffine, 4, 32, 37, 96, 0, 15},
                                {WeightType::MlxAffine, 8, 64, 16, 64, 0, 255},
@@ -267,6 +283,7 @@ TEST(PackedInt8, ExtremeValuesGiveExactIntegerSumsOnEveryIsa) {
                             : k.type == WeightType::Q4_K || k.type == WeightType::Q5_K ? -1.0
                             : k.type == WeightType::Q6_K ? -32.0
                             : k.type == WeightType::Q3_K ? -4.0
+                            : k.type == WeightType::IQ4_NL || k.type == WeightType::IQ4_XS ? -127.0
                             : k.bits == 8 ? 1.0 : -1.0) << what;
     PackedWeight p = pack(w.view);
     ASSERT_NE(p.view(), nullptr) << what;
@@ -327,13 +344,15 @@ TEST(PackedInt8, Avx2AndAvx512VnniAgreeBitForBit) {
   }
 }
 
-// llama.cpp multiplies Q8_0 and Q4_0 weights with activations quantized to ggml's block_q8_0 (quantize_row_q8_0:
+// llama.cpp multiplies Q8_0, Q4_0 and IQ4_NL weights with activations quantized to ggml's block_q8_0 (quantize_row_q8_0:
 // q = round-to-even(x · 127 / max|x|), d stored as fp16) and sums d_w · d_x · Σ q_w · q_x per block in fp32.
 // Written here from that description, with core's fp16 conversion: every ISA's packed product must give
 // the same sums, so verdict and llama.cpp see the same integers on the same GGUF file.
-TEST(PackedInt8, Q8_0AndQ4_0ProductsUseGgmlQ8_0Activations) {
+TEST(PackedInt8, Q8_0Q4_0AndIQ4_NLProductsUseGgmlQ8_0Activations) {
   std::mt19937 rng(27);
-  for (WeightType type : {WeightType::Q8_0, WeightType::Q4_0}) {
+  // ggml's kvalues_iq4nl, the values of IQ4_NL nibbles (which llama.cpp also multiplies with block_q8_0).
+  const int iq4[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+  for (WeightType type : {WeightType::Q8_0, WeightType::Q4_0, WeightType::IQ4_NL}) {
     const int64_t rows = 35, cols = 160, n = 9;
     auto w = make_weight(rng, type, rows, cols);
     PackedWeight p = pack(w.view);
@@ -356,8 +375,10 @@ TEST(PackedInt8, Q8_0AndQ4_0ProductsUseGgmlQ8_0Activations) {
           const float dw = f16_to_f32(static_cast<uint16_t>(blk[0] | (blk[1] << 8)));
           int64_t sum = 0;
           for (int i = 0; i < 32; ++i) {
-            const int qw = type == WeightType::Q8_0 ? static_cast<int8_t>(blk[2 + i])
-                                                    : (i < 16 ? blk[2 + i] & 0xF : blk[2 + i - 16] >> 4) - 8;
+            const int nibble = i < 16 ? blk[2 + i] & 0xF : blk[2 + i - 16] >> 4;
+            const int qw = type == WeightType::Q8_0   ? static_cast<int8_t>(blk[2 + i])
+                           : type == WeightType::Q4_0 ? nibble - 8
+                                                      : iq4[nibble];
             sum += static_cast<int64_t>(qw) * qx[i];
           }
           const double term = static_cast<double>(dw * dx) * static_cast<double>(sum);
@@ -375,14 +396,14 @@ TEST(PackedInt8, Q8_0AndQ4_0ProductsUseGgmlQ8_0Activations) {
   }
 }
 
-// llama.cpp multiplies Q3_K, Q4_K, Q5_K and Q6_K weights with activations quantized to ggml's block_q8_K
+// llama.cpp multiplies Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS weights with activations quantized to ggml's block_q8_K
 // (quantize_row_q8_K_ref: per 256 values, max = the value of largest magnitude, iscale = −127 / max,
 // q = round-to-even(iscale · x), d = 1 / iscale in fp32, bsums = Σ q per 16) and sums d_w · d_x times the
 // integer dot products, the mins times bsums. Written here from that description (the weights' parts from
 // ref::int8_parts, which the dequantization tests pin to ggml): every ISA must give those sums.
 TEST(PackedInt8, KQuantProductsUseGgmlQ8_KActivations) {
   std::mt19937 rng(28);
-  for (WeightType type : {WeightType::Q4_K, WeightType::Q5_K, WeightType::Q6_K, WeightType::Q3_K}) {
+  for (WeightType type : {WeightType::Q4_K, WeightType::Q5_K, WeightType::Q6_K, WeightType::Q3_K, WeightType::IQ4_XS}) {
     const int64_t rows = 21, cols = 768, n = 6;
     auto w = make_weight(rng, type, rows, cols);
     PackedWeight p = pack(w.view);
@@ -535,6 +556,8 @@ const PackCase kPackCases[] = {{WeightType::Q8_0, 0, 0, PackKind::Int8},
                                {WeightType::Q6_K, 0, 0, PackKind::Int8},
                                {WeightType::Q5_K, 0, 0, PackKind::Int8},
                                {WeightType::Q3_K, 0, 0, PackKind::Int8},
+                               {WeightType::IQ4_NL, 0, 0, PackKind::Int8},
+                               {WeightType::IQ4_XS, 0, 0, PackKind::Int8},
                                {WeightType::MlxAffine, 4, 64, PackKind::Int8},
                                {WeightType::MlxAffine, 8, 32, PackKind::Int8},
                                {WeightType::MlxAffine, 6, 64, PackKind::Int8},
@@ -642,14 +665,17 @@ TEST(Packed, PackedBytesIsWhatPackAllocates) {
 // Decode streams the packed copy once per token: the packed forms stay within 6 % of the file's bytes
 // (Q8_0 and Q4_0 exactly the file's; Q4_K and Q6_K keep the file's factored scales, 19 bytes per row and
 // 32 weights against 18, and 27 against 26.25; Q5_K 23 against 22). Q3_K's 3-bit values take the 4-bit
-// layout: 19 bytes against the file's 13.75.
+// layout: 19 bytes against the file's 13.75. IQ4_NL is Q4_0's size; IQ4_XS keeps its sub-block scales as two
+// factors (Q3_K's sub16 form): 19 bytes against 17.
 TEST(Packed, QuantizedCopiesStayCloseToTheFilesSize) {
   const std::pair<WeightType, double> limits[] = {{WeightType::Q8_0, 1.0},
                                                   {WeightType::Q4_0, 1.0},
                                                   {WeightType::Q4_K, 1.06},
                                                   {WeightType::Q6_K, 1.03},
                                                   {WeightType::Q5_K, 1.05},
-                                                  {WeightType::Q3_K, 1.39}};
+                                                  {WeightType::Q3_K, 1.39},
+                                                  {WeightType::IQ4_NL, 1.0},
+                                                  {WeightType::IQ4_XS, 1.12}};
   for (const auto& [type, limit] : limits) {
     WeightMatrix w;
     w.type = type;

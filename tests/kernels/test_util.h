@@ -106,6 +106,10 @@ inline RandomWeight make_weight(std::mt19937& rng, WeightType type, int64_t rows
           case WeightType::Q4_0:
             put_half(at, dist(rng) * 0.1f);
             break;
+          case WeightType::IQ4_NL:
+          case WeightType::IQ4_XS:  // every 6-bit sub-block scale: its random bytes
+            put_half(at, dist(rng) * 0.001f);
+            break;
           case WeightType::Q4_K:
           case WeightType::Q5_K:
             put_half(at, dist(rng) * 0.01f);

@@ -164,6 +164,8 @@ void write_dequantized_copy(const std::string& in, const std::string& out) {
       case formats::GgmlType::Q4_K: w.type = kernels::WeightType::Q4_K; break;
       case formats::GgmlType::Q5_K: w.type = kernels::WeightType::Q5_K; break;
       case formats::GgmlType::Q6_K: w.type = kernels::WeightType::Q6_K; break;
+      case formats::GgmlType::IQ4_NL: w.type = kernels::WeightType::IQ4_NL; break;
+      case formats::GgmlType::IQ4_XS: w.type = kernels::WeightType::IQ4_XS; break;
       default: FAIL() << t.name;
     }
     for (int64_t r = 0; r < w.rows; ++r)
@@ -185,7 +187,9 @@ TEST(GgufModel, QuantizedFilesComputeTheirDequantizedModel) {
                         Case{"qwen35-small", formats::GgmlType::Q4_K, 1.5, true},
                         Case{"qwen35-small", formats::GgmlType::Q5_K, 0.6},
                         Case{"qwen35-small", formats::GgmlType::Q5_K, 0.6, true},
-                        Case{"qwen35-small", formats::GgmlType::Q3_K, 1.5}}) {
+                        Case{"qwen35-small", formats::GgmlType::Q3_K, 1.5},
+                        Case{"qwen35-tiny", formats::GgmlType::IQ4_NL, 1.5},
+                        Case{"qwen35-small", formats::GgmlType::IQ4_XS, 1.5}}) {
     const std::string what = c.checkpoint + " " + std::string(formats::ggml_type_name(c.type)) + (c.k_m ? "_M" : "");
     const std::string tag = std::string(formats::ggml_type_name(c.type)) + (c.k_m ? "-m" : "");
     const TempFile quantized{temp_path(c.checkpoint + "-q-" + tag)};

@@ -73,7 +73,8 @@ TEST(GgufModel, TheWeightEstimateIsWhatTheLoadedModelHolds) {
   const std::pair<const char*, GgmlType> cases[] = {
       {"qwen35-tiny", GgmlType::F32},  {"qwen35-tiny", GgmlType::F16},  {"qwen35-tiny", GgmlType::BF16},
       {"qwen35-tiny", GgmlType::Q8_0}, {"qwen35-tiny", GgmlType::Q4_0}, {"qwen35-small", GgmlType::Q4_K},
-      {"qwen35-small", GgmlType::Q5_K}, {"qwen35-small", GgmlType::Q6_K}, {"qwen35-small", GgmlType::Q3_K}};
+      {"qwen35-small", GgmlType::Q5_K}, {"qwen35-small", GgmlType::Q6_K}, {"qwen35-small", GgmlType::Q3_K},
+      {"qwen35-tiny", GgmlType::IQ4_NL}, {"qwen35-small", GgmlType::IQ4_XS}};
   for (const auto& [checkpoint, type] : cases) {
     const std::string path = dir + "/" + checkpoint + "-" + std::string(formats::ggml_type_name(type)) + ".gguf";
     models::qwen35::GgufExportOptions options;
@@ -138,22 +139,22 @@ TEST(GgufModel, DecisionFolderWithAGgufBackbone) {
 
 // A file with a text-model tensor of a type the loader cannot compute with is refused when the registry
 // reads it (at a server's start-up), in the loader's words; tensors past the text layers are not its
-// concern. The file: a Q4_0 conversion with blk.0.ffn_down.weight relabelled IQ4_NL (same block geometry).
+// concern. The file: a Q3_K conversion with blk.0.ffn_down.weight relabelled IQ3_S (same block geometry).
 TEST(GgufModel, UnsupportedTensorTypesAreRefusedUpFront) {
-  const std::string dir = ::testing::TempDir() + "/registry_gguf_iq4_" + std::to_string(::getpid());
+  const std::string dir = ::testing::TempDir() + "/registry_gguf_iq3_" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
-  const std::string path = dir + "/tiny.gguf";
+  const std::string path = dir + "/small.gguf";
   models::qwen35::GgufExportOptions options;
-  options.type = formats::GgmlType::Q4_0;
-  models::qwen35::export_gguf(fixture("qwen35-tiny"), path, options);
+  options.type = formats::GgmlType::Q3_K;
+  models::qwen35::export_gguf(fixture("qwen35-small"), path, options);
   const int64_t layers = read_model_config(path).text.num_hidden_layers;
   EXPECT_NO_THROW(check_gguf_tensor_types(path, layers));
-  ASSERT_EQ(verdict::testing::relabel_gguf_tensor(path, "blk.0.ffn_down.weight", 20), 2u);
+  ASSERT_EQ(verdict::testing::relabel_gguf_tensor(path, "blk.0.ffn_down.weight", 21), 11u);
   try {
     check_gguf_tensor_types(path, layers);
-    ADD_FAILURE() << "an IQ4_NL tensor accepted";
+    ADD_FAILURE() << "an IQ3_S tensor accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("tensor blk.0.ffn_down.weight: type IQ4_NL is not supported"),
+    EXPECT_NE(std::string(e.what()).find("tensor blk.0.ffn_down.weight: type IQ3_S is not supported"),
               std::string::npos)
         << e.what();
   }

@@ -254,6 +254,8 @@ void scale_avx2(int64_t n, float a, float* x) {
 //  * 6-bit: the nibbles with their 2 high bits moved in, u ≤ 63: a pair sum is at most 2 · 63 · 127 =
 //    16002, so two maddubs results add up in int16 and vpmaddwd folds every two (sub16 records: each).
 //    5-bit records (u ≤ 31, fifth bit moved in) take the same steps.
+//  * IQ4 (4-bit records of IQ4_NL/IQ4_XS nibbles, LUT): vpshufb looks up each nibble's signed value w =
+//    kIq4Values[n] (the stored kIq4Stored[n] − 128, |w| ≤ 127), multiplied as the 8-bit path's w.
 // Per lane the fp32 steps after each block are those of the AVX-512 kernel (int8_micro), in its order, and
 // quantize_rows_avx2 gives the same q, d, qsum and xsum as quantize_rows_avx512: the results are those of
 // the VNNI kernel bit for bit, whatever RH, TB, n or the thread split.
@@ -288,9 +290,10 @@ inline __m256i bcast4(const int8_t* p) {
 // tokens from t. SUB (sub16 records, 6- or 4-bit): columns 0–15 and 16–31 of a block sum separately (acc, acc2)
 // and take their own scales. STRIP (BITS = kStripTileBits, for 5- and 6-bit records): the values come from
 // the records of panels g0 / 2 .. unpacked into `strip` (kernel_table.h).
-template <int RH, int TB, int BITS, bool MINS, bool SUB = false, bool STRIP = false>
+template <int RH, int TB, int BITS, bool MINS, bool SUB = false, bool STRIP = false, bool LUT = false>
 void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t g0, float* y,
                      const uint8_t* strip = nullptr) {
+  static_assert(!LUT || (BITS == 4 && !MINS && !STRIP), "IQ4 records are 4-bit without mins");
   static_assert(!SUB || ((BITS == 6 || BITS == 4) && !MINS), "sub16 records are 6- or 4-bit without mins");
   static_assert(!STRIP || BITS == kStripTileBits, "one set of strip tiles for 5- and 6-bit records");
   const int64_t bs = STRIP ? kStripRecordBytes : w.block_stride;
@@ -300,7 +303,9 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
     rec[h] = (STRIP ? strip + ((g0 + h) / 2 - g0 / 2) * w.blocks * bs : w.data + (g0 + h) / 2 * w.blocks * bs) +
              32 * ((g0 + h) % 2);
   // Σ u·x − offset · Σx = Σ (u − bias) · x + (bias − offset) · Σx, bias 128 for 8-bit weights (else 0).
-  const int32_t corr = (BITS == 8 ? 128 : 0) - w.offset;
+  const int32_t corr = (BITS == 8 || LUT ? 128 : 0) - w.offset;
+  const __m256i lut =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values)));
   const __m256i ones = _mm256_set1_epi16(1);
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   const __m256i bias8 = _mm256_set1_epi8(static_cast<char>(0x80));
@@ -378,6 +383,35 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
               acc2[h][tt] = _mm256_add_epi32(acc2[h][tt], _mm256_madd_epi16(ph, ones));
             } else {
               acc[h][tt] = _mm256_add_epi32(acc[h][tt], _mm256_madd_epi16(_mm256_add_epi16(pl, ph), ones));
+            }
+          }
+        }
+      }
+    } else if constexpr (LUT) {
+#pragma GCC unroll 1
+      for (int j = 0; j < 4; ++j) {
+        __m256i lo[RH], hi[RH], alo[RH], ahi[RH];  // signed values of chunks j and j + 4, and their |w|
+#pragma GCC unroll 8
+        for (int h = 0; h < RH; ++h) {
+          const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec[h] + b * bs + 64 * j));
+          lo[h] = _mm256_shuffle_epi8(lut, _mm256_and_si256(v, low4));
+          hi[h] = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(v, 4), low4));
+          alo[h] = _mm256_abs_epi8(lo[h]);
+          ahi[h] = _mm256_abs_epi8(hi[h]);
+        }
+#pragma GCC unroll 8
+        for (int tt = 0; tt < TB; ++tt) {
+          const __m256i xl = bcast4(xb + tt * a.cols + 4 * j);
+          const __m256i xh = bcast4(xb + tt * a.cols + 4 * j + 16);
+#pragma GCC unroll 8
+          for (int h = 0; h < RH; ++h) {
+            const __m256i pl = _mm256_madd_epi16(_mm256_maddubs_epi16(alo[h], _mm256_sign_epi8(xl, lo[h])), ones);
+            const __m256i ph = _mm256_madd_epi16(_mm256_maddubs_epi16(ahi[h], _mm256_sign_epi8(xh, hi[h])), ones);
+            if constexpr (SUB) {
+              acc[h][tt] = _mm256_add_epi32(acc[h][tt], pl);
+              acc2[h][tt] = _mm256_add_epi32(acc2[h][tt], ph);
+            } else {
+              acc[h][tt] = _mm256_add_epi32(acc[h][tt], _mm256_add_epi32(pl, ph));
             }
           }
         }
@@ -488,10 +522,11 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
 // 4 × 2 measured on the AMD EPYC build machine (docs/performance.md). Wider tiles spill.
 // sub16 records (SUB) sum each block's halves apart: twice the accumulators, so 2 × 2; 6-bit records need
 // two more registers for the high bits than 4-bit ones, so 2 × 3.
-template <int BITS, bool SUB = false>
+// IQ4 records (LUT) keep 4 more vectors per half (the looked-up values and their magnitudes): 2 × 2.
+template <int BITS, bool SUB = false, bool LUT = false>
 struct Int8Tile {
   static constexpr int kHalves = 2;
-  static constexpr int kTokens = SUB ? 2 : BITS == 4 ? 4 : 3;
+  static constexpr int kTokens = SUB || LUT ? 2 : BITS == 4 ? 4 : 3;
 };
 
 // The 5- or 6-bit records of panels [p, p + panels) unpacked into `out` (kernel_table.h), as int8_micro_avx2
@@ -517,10 +552,10 @@ void unpack_panels(const PackedView& w, int64_t p, int64_t panels, uint8_t* out)
 
 // Tokens [t0, t1) of RH halves from g0: TB at a time, then the remainder. 5- and 6-bit records are unpacked
 // into `scratch` first when at least two groups of tokens read them, and then read by the 6-bit strip tiles.
-template <int RH, int BITS, bool MINS, bool SUB>
+template <int RH, int BITS, bool MINS, bool SUB, bool LUT>
 void int8_tokens_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t g0, float* y,
                       uint8_t* scratch) {
-  constexpr int TB = Int8Tile<BITS, SUB>::kTokens;
+  constexpr int TB = Int8Tile<BITS, SUB, LUT>::kTokens;
   int64_t t = t0;
   if constexpr (unpacked_in_strips(BITS)) {
     if (t1 - t0 >= 2 * TB) {
@@ -533,26 +568,30 @@ void int8_tokens_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, i
       return;
     }
   }
-  for (; t + TB <= t1; t += TB) int8_micro_avx2<RH, TB, BITS, MINS, SUB>(w, a, t, g0, y);
+  for (; t + TB <= t1; t += TB) int8_micro_avx2<RH, TB, BITS, MINS, SUB, false, LUT>(w, a, t, g0, y);
   with_count(t1 - t, [&]<int N>() {
-    if constexpr (N < TB) int8_micro_avx2<RH, N, BITS, MINS, SUB>(w, a, t, g0, y);
+    if constexpr (N < TB) int8_micro_avx2<RH, N, BITS, MINS, SUB, false, LUT>(w, a, t, g0, y);
   });
 }
 
-template <int BITS, bool MINS, bool SUB = false>
+template <int BITS, bool MINS, bool SUB = false, bool LUT = false>
 void int8_panels_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                       float* y, uint8_t* scratch) {
-  constexpr int RH = Int8Tile<BITS, SUB>::kHalves;
+  constexpr int RH = Int8Tile<BITS, SUB, LUT>::kHalves;
   // Halves with rows: those of panels [p0, p1) below w.rows.
   const int64_t g1 = 2 * p1 < (w.rows + 7) / 8 ? 2 * p1 : (w.rows + 7) / 8;
   int64_t g = 2 * p0;
-  for (; g + RH <= g1; g += RH) int8_tokens_avx2<RH, BITS, MINS, SUB>(w, a, t0, t1, g, y, scratch);
-  for (; g < g1; ++g) int8_tokens_avx2<1, BITS, MINS, SUB>(w, a, t0, t1, g, y, scratch);
+  for (; g + RH <= g1; g += RH) int8_tokens_avx2<RH, BITS, MINS, SUB, LUT>(w, a, t0, t1, g, y, scratch);
+  for (; g < g1; ++g) int8_tokens_avx2<1, BITS, MINS, SUB, LUT>(w, a, t0, t1, g, y, scratch);
 }
 
 void int8_tile_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                     float* y, uint8_t* scratch) {
-  if (w.sub16 && w.bits == 4) {  // Q3_K
+  if (w.iq4 && w.sub16) {  // IQ4_XS
+    int8_panels_avx2<4, false, true, true>(w, a, t0, t1, p0, p1, y, scratch);
+  } else if (w.iq4) {  // IQ4_NL
+    int8_panels_avx2<4, false, false, true>(w, a, t0, t1, p0, p1, y, scratch);
+  } else if (w.sub16 && w.bits == 4) {  // Q3_K
     int8_panels_avx2<4, false, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.sub16) {  // Q6_K
     int8_panels_avx2<6, false, true>(w, a, t0, t1, p0, p1, y, scratch);

@@ -287,6 +287,8 @@ void check_weight(const WeightMatrix& w, const char* what) {
     case WeightType::Q4_K:
     case WeightType::Q5_K:
     case WeightType::Q6_K:
+    case WeightType::IQ4_NL:
+    case WeightType::IQ4_XS:
       if (w.cols % block_values(w.type) != 0)
         throw Error(name + ": " + std::to_string(w.cols) + " columns are not a multiple of the " +
                     std::to_string(block_values(w.type)) + "-value block");

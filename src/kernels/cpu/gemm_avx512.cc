@@ -61,13 +61,19 @@ inline void store_rows(float* dst, __m512 v, int64_t r0, int64_t rows) {
 // 6-bit values are the 4-bit layout's nibbles with their 2 high bits moved in (3 instructions per chunk),
 // 5-bit ones likewise with their fifth bit; or, with STRIP, the panels' records (either width) unpacked into
 // `strip` (kernel_table.h), read as 8-bit ones (BITS is then kStripTileBits).
+// LUT (IQ4_NL, IQ4_XS: 4-bit, offset 128): each nibble n becomes the stored value kIq4Values[n] + 128 by one
+// vpshufb per 64 bytes.
 
-template <int RP, int TB, int BITS, bool MINS, bool OFF, int S = 1, bool SUB = false, bool STRIP = false>
+template <int RP, int TB, int BITS, bool MINS, bool OFF, int S = 1, bool SUB = false, bool STRIP = false,
+          bool LUT = false>
 void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, float* y,
                 const uint8_t* strip = nullptr) {
   static_assert(!SUB || (S == 2 && (BITS == 6 || BITS == 4) && OFF && !MINS), "sub16: 6- or 4-bit, offset, two sums");
   static_assert(!STRIP || BITS == kStripTileBits, "one set of strip tiles for 5- and 6-bit records");
+  static_assert(!LUT || (BITS == 4 && OFF && !MINS && !STRIP), "IQ4 records: 4-bit with offset 128");
   const int64_t bs = STRIP ? kStripRecordBytes : w.block_stride;
+  const __m512i lut = LUT ? _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Stored)))
+                          : _mm512_setzero_si512();
   const uint8_t* base[RP];  // the weights of the panel's block 0
 #pragma GCC unroll 4
   for (int i = 0; i < RP; ++i) base[i] = STRIP ? strip + i * w.blocks * bs : w.data + (p + i) * w.blocks * bs;
@@ -157,6 +163,10 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
           } else {
             lo[i] = _mm512_and_si512(v, low4);
             hi[i] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+            if constexpr (LUT) {
+              lo[i] = _mm512_shuffle_epi8(lut, lo[i]);
+              hi[i] = _mm512_shuffle_epi8(lut, hi[i]);
+            }
           }
         }
 #pragma GCC unroll 8
@@ -258,7 +268,7 @@ void unpack_panels(const PackedView& w, int64_t p, int64_t panels, uint8_t* out)
   }
 }
 
-template <int RP, int BITS, bool MINS, bool OFF, bool SUB>
+template <int RP, int BITS, bool MINS, bool OFF, bool SUB, bool LUT>
 void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p, float* y,
                  uint8_t* scratch) {
   constexpr int S = SUB ? 2 : 1;
@@ -268,9 +278,10 @@ void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_
   static_assert(RP <= kStripPanels);
   if constexpr (kStrip) unpack_panels(w, p, RP, scratch);
   for (; t + kInt8Tokens <= t1; t += kInt8Tokens)
-    int8_micro<RP, kInt8Tokens, kTileBits, MINS, OFF, S, SUB, kStrip>(w, a, t, p, y, scratch);
-  with_count(t1 - t,
-             [&]<int TB>() { int8_micro<RP, TB, kTileBits, MINS, OFF, S, SUB, kStrip>(w, a, t, p, y, scratch); });
+    int8_micro<RP, kInt8Tokens, kTileBits, MINS, OFF, S, SUB, kStrip, LUT>(w, a, t, p, y, scratch);
+  with_count(t1 - t, [&]<int TB>() {
+    int8_micro<RP, TB, kTileBits, MINS, OFF, S, SUB, kStrip, LUT>(w, a, t, p, y, scratch);
+  });
 }
 
 // GEMV tiles (t1 − t0 ≤ kInt8GemvTokens tokens, as when decoding): every weight byte is read once per call, so the
@@ -285,26 +296,27 @@ void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_
 constexpr int64_t kInt8GemvTokens = 4;
 constexpr int64_t kInt8GemvActivationBytes = 8192;
 
-template <int BITS, bool MINS, bool OFF, bool SUB>
+template <int BITS, bool MINS, bool OFF, bool SUB, bool LUT>
 void int8_gemv(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                float* y) {
   with_count(t1 - t0, [&]<int TB>() {
-    for (int64_t p = p0; p < p1; ++p) int8_micro<1, TB, BITS, MINS, OFF, SUB || TB == 1 ? 2 : 1, SUB>(w, a, t0, p, y);
+    for (int64_t p = p0; p < p1; ++p)
+      int8_micro<1, TB, BITS, MINS, OFF, SUB || TB == 1 ? 2 : 1, SUB, false, LUT>(w, a, t0, p, y);
   });
 }
 
-template <int BITS, bool MINS, bool OFF, bool SUB = false>
+template <int BITS, bool MINS, bool OFF, bool SUB = false, bool LUT = false>
 void int8_panels(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                  float* y, uint8_t* scratch) {
   if (t1 - t0 <= kInt8GemvTokens && (t1 - t0) * w.cols <= kInt8GemvActivationBytes) {
-    int8_gemv<BITS, MINS, OFF, SUB>(w, a, t0, t1, p0, p1, y);
+    int8_gemv<BITS, MINS, OFF, SUB, LUT>(w, a, t0, t1, p0, p1, y);
     return;
   }
   int64_t p = p0;
   for (; p + kInt8Panels <= p1; p += kInt8Panels)
-    int8_tokens<kInt8Panels, BITS, MINS, OFF, SUB>(w, a, t0, t1, p, y, scratch);
-  for (; p + 2 <= p1; p += 2) int8_tokens<2, BITS, MINS, OFF, SUB>(w, a, t0, t1, p, y, scratch);
-  if (p < p1) int8_tokens<1, BITS, MINS, OFF, SUB>(w, a, t0, t1, p, y, scratch);
+    int8_tokens<kInt8Panels, BITS, MINS, OFF, SUB, LUT>(w, a, t0, t1, p, y, scratch);
+  for (; p + 2 <= p1; p += 2) int8_tokens<2, BITS, MINS, OFF, SUB, LUT>(w, a, t0, t1, p, y, scratch);
+  if (p < p1) int8_tokens<1, BITS, MINS, OFF, SUB, LUT>(w, a, t0, t1, p, y, scratch);
 }
 
 template <int BITS, bool MINS>
@@ -418,7 +430,11 @@ void quantize_rows_super_avx512(const float* x, int64_t t0, int64_t t1, int64_t 
 
 void int8_tile_avx512vnni(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0,
                           int64_t p1, float* y, uint8_t* scratch) {
-  if (w.sub16 && w.bits == 4) {  // Q3_K
+  if (w.iq4 && w.sub16) {  // IQ4_XS
+    int8_panels<4, false, true, true, true>(w, a, t0, t1, p0, p1, y, scratch);
+  } else if (w.iq4) {  // IQ4_NL
+    int8_panels<4, false, true, false, true>(w, a, t0, t1, p0, p1, y, scratch);
+  } else if (w.sub16 && w.bits == 4) {  // Q3_K
     int8_panels<4, false, true, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.sub16) {  // Q6_K
     int8_panels<6, false, true, true>(w, a, t0, t1, p0, p1, y, scratch);

@@ -182,6 +182,21 @@ void dequantize_q3k_block(const uint8_t* b, float* y) {
   }
 }
 
+// ggml's dequantize_row_iq4_xs for one super-block: sub-block j's scale dl = d · (ls − 32), then dl · value.
+void dequantize_iq4xs_block(const uint8_t* b, float* y) {
+  const float d = load_half(b);
+  const unsigned scales_h = b[2] | (b[3] << 8);
+  for (int j = 0; j < 8; ++j) {
+    const int ls = ((b[4 + j / 2] >> (4 * (j % 2))) & 0xF) | (((scales_h >> (2 * j)) & 3) << 4);
+    const float dl = d * static_cast<float>(ls - 32);
+    const uint8_t* qs = b + 8 + 16 * j;
+    for (int l = 0; l < 16; ++l) {
+      y[32 * j + l] = dl * static_cast<float>(kIq4Values[qs[l] & 0xF]);
+      y[32 * j + l + 16] = dl * static_cast<float>(kIq4Values[qs[l] >> 4]);
+    }
+  }
+}
+
 }  // namespace
 
 void ggml_dequantize_row_generic(const WeightMatrix& w, int64_t r, float* out) {
@@ -207,6 +222,19 @@ void ggml_dequantize_row_generic(const WeightMatrix& w, int64_t r, float* out) {
           out[i * 32 + j + 16] = static_cast<float>((b[2 + j] >> 4) - 8) * d;
         }
       }
+      return;
+    case WeightType::IQ4_NL:
+      for (int64_t i = 0; i < nb; ++i) {
+        const uint8_t* b = row + i * 18;
+        const float d = load_half(b);
+        for (int j = 0; j < 16; ++j) {
+          out[i * 32 + j] = d * static_cast<float>(kIq4Values[b[2 + j] & 0xF]);
+          out[i * 32 + j + 16] = d * static_cast<float>(kIq4Values[b[2 + j] >> 4]);
+        }
+      }
+      return;
+    case WeightType::IQ4_XS:
+      for (int64_t i = 0; i < nb; ++i) dequantize_iq4xs_block(row + i * 136, out + i * 256);
       return;
     case WeightType::Q3_K:
       for (int64_t i = 0; i < nb; ++i) dequantize_q3k_block(row + i * 110, out + i * 256);
@@ -309,13 +337,14 @@ void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, 
               qw = chunk < 4 ? (byte & 0xF) : (byte >> 4);
               if (w.bits == 6) qw |= ((rec[256 + 64 * high_bits_vector(chunk) + lane] >> high_bits_shift(chunk)) & 3) << 4;
               if (w.bits == 5) qw |= ((rec[kFifthBits + lane] >> chunk) & 1) << 4;
+              if (w.iq4) qw = kIq4Values[qw] + 128;
             }
             (w.sub16 && c >= 16 ? dot2 : dot) += qw * xq[c];
           }
           float scale, mn = 0.0f;  // mn: the min, or (sub16) the scale of columns 16–31
-          if (w.half_scales != nullptr) {  // fp16 scales beside the records (Q8_0, Q4_0)
+          if (w.half_scales != nullptr) {  // fp16 scales beside the records (Q8_0, Q4_0, IQ4_NL)
             scale = f16_to_f32(w.half_scales[(p * w.blocks + b) * kPackRows + i]);
-          } else if (w.factors != nullptr) {  // Q3_K–Q6_K: d · first, d2 · second (exact)
+          } else if (w.factors != nullptr) {  // Q3_K–Q6_K, IQ4_XS: d · first, d2 · second (exact)
             const int8_t* f = w.factors + (p * w.blocks + b) * kFactorBytes;
             const float* s = w.super_scales + (p * (w.blocks / kSuperBlocks) + b / kSuperBlocks) * kSuperFloats;
             scale = s[i] * static_cast<float>(f[i]);

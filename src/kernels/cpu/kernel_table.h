@@ -26,6 +26,15 @@ inline uint32_t mlx_value(const uint32_t* row, int64_t c, int bits) {
   return static_cast<uint32_t>(v) & ((1u << bits) - 1u);
 }
 
+// The stored values of IQ4_NL and IQ4_XS nibbles in Int8 records: kIq4Values[n] + 128 (offset 128, ops.h).
+alignas(16) inline constexpr uint8_t kIq4Stored[16] = {1,   24,  45,  63,  79,  93,  106, 118,
+                                                      129, 141, 153, 166, 181, 197, 217, 241};
+static_assert([] {
+  for (int n = 0; n < 16; ++n)
+    if (kIq4Stored[n] != kIq4Values[n] + 128) return false;
+  return true;
+}());
+
 // Bytes of the weights of one Int8 record (16 rows × 32 columns) of `bits`-bit values (layout in ops.h).
 constexpr int64_t int8_weight_bytes(int bits) { return bits == 8 ? 512 : bits == 6 ? 384 : bits == 5 ? 320 : 256; }
 // 6-bit records: the 2 high bits of chunk j (0–7) lie in the 64-byte vector high_bits_vector(j) after the

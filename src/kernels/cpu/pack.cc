@@ -29,7 +29,7 @@ float half_at(const uint8_t* p) {
 }
 
 // One 32-column block of row r as W = scale · q + min with unsigned q (stored value = q + offset; Q8_0,
-// Q4_0: min = 0). Q4_K, Q5_K and Q6_K give the file's factors instead: Q4_K, Q5_K W = (d · first) · q +
+// Q4_0: min = 0; IQ4_NL, IQ4_XS: q holds the nibble, whose value kIq4Values[q] the kernels look up). Q4_K, Q5_K and Q6_K give the file's factors instead: Q4_K, Q5_K W = (d · first) · q +
 // d2 · second (first = sc, second = −m, d2 = dmin); Q6_K W = (d · first) · q on columns 0–15 and
 // (d · second) · q on 16–31 (d2 = d).
 struct BlockParts {
@@ -41,11 +41,12 @@ struct BlockParts {
 };
 
 bool factored_scales(WeightType t) {
-  return t == WeightType::Q3_K || t == WeightType::Q4_K || t == WeightType::Q5_K || t == WeightType::Q6_K;
+  return t == WeightType::Q3_K || t == WeightType::Q4_K || t == WeightType::Q5_K || t == WeightType::Q6_K ||
+         t == WeightType::IQ4_XS;
 }
 
 int pack_offset(const WeightMatrix& w) {
-  if (w.type == WeightType::Q8_0) return 128;
+  if (w.type == WeightType::Q8_0 || w.type == WeightType::IQ4_NL || w.type == WeightType::IQ4_XS) return 128;
   if (w.type == WeightType::Q6_K) return 32;
   if (w.type == WeightType::Q4_0) return 8;
   if (w.type == WeightType::Q3_K) return 4;
@@ -53,7 +54,7 @@ int pack_offset(const WeightMatrix& w) {
 }
 
 // Bits of the stored values of `w`'s Int8 records: 8 (Q8_0, MLX 8-bit), 6 (Q6_K, MLX 6-bit), 5 (Q5_K) or 4
-// (Q4_0, Q3_K, Q4_K, MLX 4-bit).
+// (Q4_0, Q3_K, Q4_K, IQ4_NL, IQ4_XS: their nibbles, MLX 4-bit).
 int pack_bits(const WeightMatrix& w) {
   if (w.type == WeightType::Q8_0) return 8;
   if (w.type == WeightType::Q6_K) return 6;
@@ -71,7 +72,8 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
       for (int i = 0; i < kQBlock; ++i) out.q[i] = static_cast<uint8_t>(static_cast<int8_t>(blk[2 + i]) + 128);
       return;
     }
-    case WeightType::Q4_0: {
+    case WeightType::Q4_0:
+    case WeightType::IQ4_NL: {  // IQ4_NL: the nibbles as they are (the kernels look their values up)
       const uint8_t* blk = w.blocks + r * w.row_bytes() + b * 18;
       out.scale = half_at(blk);
       for (int i = 0; i < 16; ++i) {
@@ -105,6 +107,19 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
       out.second = static_cast<int8_t>(cpu::q3k_scale(sb, e0 / 16 + 1));
       out.d = out.d2 = half_at(sb + 108);
       for (int i = 0; i < kQBlock; ++i) out.q[i] = static_cast<uint8_t>(cpu::q3k_value(sb, e0 + i));
+      return;
+    }
+    case WeightType::IQ4_XS: {  // sub16 with one 6-bit scale for both halves, the nibbles as they are
+      const uint8_t* sb = w.blocks + r * w.row_bytes() + (b / 8) * 136;
+      const int j = static_cast<int>(b % 8);
+      const int ls = ((sb[4 + j / 2] >> (4 * (j % 2))) & 0xF) | (((sb[2 + j / 4] >> (2 * (j % 4))) & 3) << 4);
+      out.first = out.second = static_cast<int8_t>(ls - 32);
+      out.d = out.d2 = half_at(sb);
+      const uint8_t* qs = sb + 8 + 16 * j;
+      for (int i = 0; i < 16; ++i) {
+        out.q[i] = qs[i] & 0xF;
+        out.q[16 + i] = qs[i] >> 4;
+      }
       return;
     }
     case WeightType::Q6_K: {
@@ -160,6 +175,8 @@ PackKind preferred_pack(const WeightMatrix& w) {
   switch (w.type) {
     case WeightType::Q8_0:
     case WeightType::Q4_0:
+    case WeightType::IQ4_NL:
+    case WeightType::IQ4_XS:
     case WeightType::Q3_K:
     case WeightType::Q4_K:
     case WeightType::Q5_K:
@@ -205,14 +222,16 @@ bool plan_layout(const WeightMatrix& w, PackKind kind, PackedView* v, int64_t& b
   }
   if (kind == PackKind::Int8) {
     const bool ok = w.cols % kQBlock == 0 &&
-                    (w.type == WeightType::Q8_0 || w.type == WeightType::Q4_0 || factored_scales(w.type) ||
+                    (w.type == WeightType::Q8_0 || w.type == WeightType::Q4_0 || w.type == WeightType::IQ4_NL ||
+                     factored_scales(w.type) ||
                      (w.type == WeightType::MlxAffine && (w.bits == 4 || w.bits == 6 || w.bits == 8) &&
                       w.group_size % kQBlock == 0));
     if (!ok) return false;
     v->bits = pack_bits(w);
     v->offset = pack_offset(w);
     v->has_mins = w.type == WeightType::Q4_K || w.type == WeightType::Q5_K || w.type == WeightType::MlxAffine;
-    v->sub16 = w.type == WeightType::Q6_K || w.type == WeightType::Q3_K;
+    v->sub16 = w.type == WeightType::Q6_K || w.type == WeightType::Q3_K || w.type == WeightType::IQ4_XS;
+    v->iq4 = w.type == WeightType::IQ4_NL || w.type == WeightType::IQ4_XS;
     v->blocks = w.cols / kQBlock;
     const int64_t weight_bytes = cpu::int8_weight_bytes(v->bits);
     const int64_t records = v->panels * v->blocks;
@@ -223,7 +242,7 @@ bool plan_layout(const WeightMatrix& w, PackKind kind, PackedView* v, int64_t& b
     } else if (v->has_mins) {  // MLX: fp32 scales and mins in the record
       v->block_stride = weight_bytes + 128;
       bytes = records * v->block_stride;
-    } else {  // Q8_0, Q4_0: fp16 scales beside the records
+    } else {  // Q8_0, Q4_0, IQ4_NL: fp16 scales beside the records
       v->block_stride = weight_bytes;
       bytes = records * (weight_bytes + 2 * kPackRows);
     }

@@ -68,6 +68,19 @@ void q3k_value(const uint8_t* b, int i, float& ds, int& q) {
   ds = half_at(b + 108) * static_cast<float>(scales[8 * n + 2 * j + l / 16] - 32);
 }
 
+// Value i (0..255) of an IQ4_XS block b as ggml's dequantize_row_iq4_xs reads it: sub-block j = i / 32 has the
+// 6-bit scale ls (low 4 bits in scales_l[j / 2] at bit 4 · (j % 2), high 2 at bit 2j of the 16-bit scales_h),
+// and value kvalues_iq4nl[nibble]; W = (d · (ls − 32)) · value.
+void iq4xs_value(const uint8_t* b, int i, float& dl, int& q) {
+  const int j = i / 32, l = i % 32;
+  uint16_t scales_h;
+  std::memcpy(&scales_h, b + 2, sizeof scales_h);
+  const int ls = ((b[4 + j / 2] >> (4 * (j % 2))) & 0xF) | (((scales_h >> (2 * j)) & 3) << 4);
+  dl = half_at(b) * static_cast<float>(ls - 32);
+  const uint8_t byte = b[8 + 16 * j + l % 16];
+  q = kIq4Values[l < 16 ? (byte & 0xF) : (byte >> 4)];
+}
+
 float ggml_weight_at(const WeightMatrix& w, int64_t r, int64_t c) {
   const uint8_t* row = w.blocks + r * w.row_bytes();
   const int64_t bv = block_values(w.type);
@@ -82,6 +95,16 @@ float ggml_weight_at(const WeightMatrix& w, int64_t r, int64_t c) {
       const uint8_t byte = b[2 + i % 16];
       const int q = i < 16 ? (byte & 0xF) : (byte >> 4);
       return static_cast<float>(q - 8) * half_at(b);
+    }
+    case WeightType::IQ4_NL: {
+      const uint8_t byte = b[2 + i % 16];
+      return half_at(b) * static_cast<float>(kIq4Values[i < 16 ? (byte & 0xF) : (byte >> 4)]);
+    }
+    case WeightType::IQ4_XS: {
+      float dl = 0.0f;
+      int q = 0;
+      iq4xs_value(b, i, dl, q);
+      return dl * static_cast<float>(q);
     }
     case WeightType::Q4_K: {
       const float d = half_at(b), dmin = half_at(b + 2);
@@ -159,6 +182,8 @@ float weight_at(const WeightMatrix& w, int64_t r, int64_t c) {
     case WeightType::Q4_K:
     case WeightType::Q5_K:
     case WeightType::Q6_K:
+    case WeightType::IQ4_NL:
+    case WeightType::IQ4_XS:
       return ggml_weight_at(w, r, c);
   }
   return 0.0f;
@@ -201,7 +226,7 @@ void quantize_super_block(const float* x, int8_t* q, float& d) {
 
 bool super_block_activations(const WeightMatrix& w) {
   return w.type == WeightType::Q3_K || w.type == WeightType::Q4_K || w.type == WeightType::Q5_K ||
-         w.type == WeightType::Q6_K;
+         w.type == WeightType::Q6_K || w.type == WeightType::IQ4_XS;
 }
 
 void int8_parts(const WeightMatrix& w, int64_t r, int64_t c, double& scaled, double& min) {
@@ -209,8 +234,16 @@ void int8_parts(const WeightMatrix& w, int64_t r, int64_t c, double& scaled, dou
   switch (w.type) {
     case WeightType::Q8_0:
     case WeightType::Q4_0:
+    case WeightType::IQ4_NL:
       scaled = weight_at(w, r, c);  // d · q, exact in fp32
       return;
+    case WeightType::IQ4_XS: {  // the kernels scale each half's integer sums by dl: exact here
+      float dl = 0.0f;
+      int q = 0;
+      iq4xs_value(w.blocks + r * w.row_bytes() + (c / 256) * 136, static_cast<int>(c % 256), dl, q);
+      scaled = static_cast<double>(dl) * q;
+      return;
+    }
     case WeightType::Q4_K: {
       const uint8_t* sb = w.blocks + r * w.row_bytes() + (c / 256) * 144;
       const int i = static_cast<int>(c % 256), j = i / 32;

@@ -44,6 +44,8 @@ int64_t file_type_id(GgmlType t) {
     case GgmlType::Q4_K: return 14;  // LLAMA_FTYPE_MOSTLY_Q4_K_S (15: MOSTLY_Q4_K_M, the recipe)
     case GgmlType::Q5_K: return 16;  // LLAMA_FTYPE_MOSTLY_Q5_K_S (17: MOSTLY_Q5_K_M, the recipe)
     case GgmlType::Q6_K: return 18;  // LLAMA_FTYPE_MOSTLY_Q6_K
+    case GgmlType::IQ4_NL: return 25;  // LLAMA_FTYPE_MOSTLY_IQ4_NL
+    case GgmlType::IQ4_XS: return 30;  // LLAMA_FTYPE_MOSTLY_IQ4_XS
     case GgmlType::BF16: return 32;
     default: throw Error("convert: tensor type " + std::string(formats::ggml_type_name(t)) + " cannot be written");
   }
