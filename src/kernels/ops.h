@@ -134,7 +134,8 @@ enum class PackKind : uint8_t {
 //         offset, offset 128 (Q8_0), 32 (Q6_K: the file's q6, whose q = q6 − 32), 8 (Q4_0), 4 (Q3_K) or 0.
 //         IQ4_NL and IQ4_XS (iq4 set): the 4-bit layout holds the file's nibbles n, and the stored value the
 //         kernels multiply is kIq4Values[n] + 128 (offset 128), looked up in registers; IQ4_NL's scales are
-//         Q4_0's (half_scales), IQ4_XS's are factored as Q3_K's (sub16, first = second = ls − 32, d2 = d).
+//         Q4_0's (half_scales), IQ4_XS's are factored (first = ls − 32, one scale d · first for the whole
+//         block: no mins, not sub16; second = 0, d2 = d).
 //   Bf16: for panel p, cols_padded / 2 chunks of 64 bytes: chunk k holds columns 2k, 2k + 1 of the 16 rows.
 //   F16, Bf16Fma (the "FMA panels"): panels of kFmaPanelRows = 64 rows (zero-padded); for panel p, cols
 //         chunks of 128 bytes at data + (p · cols + c) · 128: chunk c holds column c of the 64 rows, row i

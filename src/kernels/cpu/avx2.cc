@@ -293,7 +293,7 @@ inline __m256i bcast4(const int8_t* p) {
 template <int RH, int TB, int BITS, bool MINS, bool SUB = false, bool STRIP = false, bool LUT = false>
 void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t g0, float* y,
                      const uint8_t* strip = nullptr) {
-  static_assert(!LUT || (BITS == 4 && !MINS && !STRIP), "IQ4 records are 4-bit without mins");
+  static_assert(!LUT || (BITS == 4 && !MINS && !SUB && !STRIP), "IQ4 records: 4-bit, one scale per block");
   static_assert(!SUB || ((BITS == 6 || BITS == 4) && !MINS), "sub16 records are 6- or 4-bit without mins");
   static_assert(!STRIP || BITS == kStripTileBits, "one set of strip tiles for 5- and 6-bit records");
   const int64_t bs = STRIP ? kStripRecordBytes : w.block_stride;
@@ -407,12 +407,7 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
           for (int h = 0; h < RH; ++h) {
             const __m256i pl = _mm256_madd_epi16(_mm256_maddubs_epi16(alo[h], _mm256_sign_epi8(xl, lo[h])), ones);
             const __m256i ph = _mm256_madd_epi16(_mm256_maddubs_epi16(ahi[h], _mm256_sign_epi8(xh, hi[h])), ones);
-            if constexpr (SUB) {
-              acc[h][tt] = _mm256_add_epi32(acc[h][tt], pl);
-              acc2[h][tt] = _mm256_add_epi32(acc2[h][tt], ph);
-            } else {
-              acc[h][tt] = _mm256_add_epi32(acc[h][tt], _mm256_add_epi32(pl, ph));
-            }
+            acc[h][tt] = _mm256_add_epi32(acc[h][tt], _mm256_add_epi32(pl, ph));
           }
         }
       }
@@ -450,14 +445,16 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
         }
     }
     // The half's 8 scales at sc[h] and its second vector (mins, or the scales of columns 16–31) at
-    // sc[h] + 16: in the record (MLX), or products of the file's factors (Q4_K, Q5_K, Q6_K; exact), expanded
+    // sc[h] + 16: in the record (MLX), or products of the file's factors (K-quants, IQ4_XS; exact), expanded
     // by matmul for a product of many tokens, else computed here.
     const float* sc[RH] = {};
     alignas(32) float factored[RH][24];
+    const bool fp32_scales = MINS || SUB || w.factors != nullptr;  // else fp16 ones (Q8_0, Q4_0, IQ4_NL)
 #pragma GCC unroll 8
-    for (int h = 0; h < RH && (MINS || SUB); ++h) {
+    for (int h = 0; h < RH; ++h) {
+      if (!fp32_scales) continue;
       const int64_t panel = (g0 + h) / 2, half = 8 * ((g0 + h) % 2);
-      if (w.expanded != nullptr) {  // the products, expanded by matmul (Q4_K, Q5_K, Q6_K)
+      if (w.expanded != nullptr) {  // the products, expanded by matmul (K-quants, IQ4_XS)
         sc[h] = w.expanded + (panel * w.blocks + b) * 2 * kPackRows + half;
       } else if (SUB || w.factors != nullptr) {
         const int8_t* f = w.factors + (panel * w.blocks + b) * kFactorBytes + half;
@@ -484,9 +481,9 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
 #pragma GCC unroll 8
       for (int h = 0; h < RH; ++h) {
         __m256 scale;
-        if constexpr (MINS || SUB) {
+        if (fp32_scales) {
           scale = _mm256_loadu_ps(sc[h]);
-        } else {  // fp16 scales beside the records (Q8_0, Q4_0): converted exactly
+        } else {  // fp16 scales beside the records (Q8_0, Q4_0, IQ4_NL): converted exactly
           scale = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(
               w.half_scales + ((g0 + h) / 2 * w.blocks + b) * kPackRows + 8 * ((g0 + h) % 2))));
         }
@@ -587,9 +584,7 @@ void int8_panels_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, i
 
 void int8_tile_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                     float* y, uint8_t* scratch) {
-  if (w.iq4 && w.sub16) {  // IQ4_XS
-    int8_panels_avx2<4, false, true, true>(w, a, t0, t1, p0, p1, y, scratch);
-  } else if (w.iq4) {  // IQ4_NL
+  if (w.iq4) {  // IQ4_NL (fp16 scales), IQ4_XS (factored ones)
     int8_panels_avx2<4, false, false, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.sub16 && w.bits == 4) {  // Q3_K
     int8_panels_avx2<4, false, true>(w, a, t0, t1, p0, p1, y, scratch);

@@ -70,7 +70,7 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
                 const uint8_t* strip = nullptr) {
   static_assert(!SUB || (S == 2 && (BITS == 6 || BITS == 4) && OFF && !MINS), "sub16: 6- or 4-bit, offset, two sums");
   static_assert(!STRIP || BITS == kStripTileBits, "one set of strip tiles for 5- and 6-bit records");
-  static_assert(!LUT || (BITS == 4 && OFF && !MINS && !STRIP), "IQ4 records: 4-bit with offset 128");
+  static_assert(!LUT || (BITS == 4 && OFF && !MINS && !SUB && !STRIP), "IQ4 records: 4-bit, offset 128, one scale");
   const int64_t bs = STRIP ? kStripRecordBytes : w.block_stride;
   const __m512i lut = LUT ? _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Stored)))
                           : _mm512_setzero_si512();
@@ -91,7 +91,7 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
   // Q4_K, Q5_K, Q6_K: the d and d2 of the current super-block, loaded once per super-block when the tile has
   // registers to spare (one panel: the decode GEMV), else per record.
   constexpr bool kHoistSuper = RP == 1;
-  const bool factored = (SUB || (MINS && w.factors != nullptr)) && w.expanded == nullptr;
+  const bool factored = w.factors != nullptr && w.expanded == nullptr;  // K-quants and IQ4_XS
   const auto super_of = [&](int i, int64_t b) {
     return w.super_scales + ((p + i) * (w.blocks / kSuperBlocks) + b / kSuperBlocks) * kSuperFloats;
   };
@@ -192,7 +192,7 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
     __m512 sc[RP], second[RP];  // second: the mins (× Σx) or the scales of columns 16–31
 #pragma GCC unroll 4
     for (int i = 0; i < RP; ++i) {
-      if (factored) {  // Q4_K, Q5_K, Q6_K: d · first and d2 · second (exact)
+      if (factored) {  // K-quants, IQ4_XS: d · first and d2 · second (exact)
         const int8_t* f = w.factors + ((p + i) * w.blocks + b) * kFactorBytes;
         const auto factor = [](const int8_t* at) {
           return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(at))));
@@ -201,7 +201,7 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
         const __m512 d2 = kHoistSuper ? d2_super : _mm512_loadu_ps(super_of(i, b) + kPackRows);
         sc[i] = _mm512_mul_ps(d, factor(f));
         second[i] = _mm512_mul_ps(d2, factor(f + kPackRows));
-      } else if (MINS || SUB) {
+      } else if (MINS || SUB || w.expanded != nullptr) {
         const auto* fs = reinterpret_cast<const float*>(fp32[i] + b * fp32_stride);
         sc[i] = _mm512_loadu_ps(fs);  // the expansion is a std::vector's: 16-byte aligned
         second[i] = _mm512_loadu_ps(fs + kPackRows);
@@ -430,9 +430,7 @@ void quantize_rows_super_avx512(const float* x, int64_t t0, int64_t t1, int64_t 
 
 void int8_tile_avx512vnni(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0,
                           int64_t p1, float* y, uint8_t* scratch) {
-  if (w.iq4 && w.sub16) {  // IQ4_XS
-    int8_panels<4, false, true, true, true>(w, a, t0, t1, p0, p1, y, scratch);
-  } else if (w.iq4) {  // IQ4_NL
+  if (w.iq4) {  // IQ4_NL (fp16 scales), IQ4_XS (factored ones)
     int8_panels<4, false, true, false, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.sub16 && w.bits == 4) {  // Q3_K
     int8_panels<4, false, true, true>(w, a, t0, t1, p0, p1, y, scratch);

@@ -109,11 +109,12 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
       for (int i = 0; i < kQBlock; ++i) out.q[i] = static_cast<uint8_t>(cpu::q3k_value(sb, e0 + i));
       return;
     }
-    case WeightType::IQ4_XS: {  // sub16 with one 6-bit scale for both halves, the nibbles as they are
+    case WeightType::IQ4_XS: {  // one factored scale d · (ls − 32) per block (no second vector), the nibbles
       const uint8_t* sb = w.blocks + r * w.row_bytes() + (b / 8) * 136;
       const int j = static_cast<int>(b % 8);
       const int ls = ((sb[4 + j / 2] >> (4 * (j % 2))) & 0xF) | (((sb[2 + j / 4] >> (2 * (j % 4))) & 3) << 4);
-      out.first = out.second = static_cast<int8_t>(ls - 32);
+      out.first = static_cast<int8_t>(ls - 32);
+      out.second = 0;
       out.d = out.d2 = half_at(sb);
       const uint8_t* qs = sb + 8 + 16 * j;
       for (int i = 0; i < 16; ++i) {
@@ -230,7 +231,7 @@ bool plan_layout(const WeightMatrix& w, PackKind kind, PackedView* v, int64_t& b
     v->bits = pack_bits(w);
     v->offset = pack_offset(w);
     v->has_mins = w.type == WeightType::Q4_K || w.type == WeightType::Q5_K || w.type == WeightType::MlxAffine;
-    v->sub16 = w.type == WeightType::Q6_K || w.type == WeightType::Q3_K || w.type == WeightType::IQ4_XS;
+    v->sub16 = w.type == WeightType::Q6_K || w.type == WeightType::Q3_K;
     v->iq4 = w.type == WeightType::IQ4_NL || w.type == WeightType::IQ4_XS;
     v->blocks = w.cols / kQBlock;
     const int64_t weight_bytes = cpu::int8_weight_bytes(v->bits);

@@ -16,6 +16,7 @@
 #include "formats/gguf_writer.h"
 #include "formats/hf_config.h"
 #include "kernels/ops.h"
+#include "kernels/thread_pool.h"
 #include "models/qwen35/config.h"
 #include "models/qwen35/weights.h"
 
@@ -256,11 +257,14 @@ GgufExportSummary export_gguf(const std::string& in_dir, const std::string& out_
     const int64_t cols = o.ne[0];
     const int64_t rows = o.ne.size() > 1 ? o.ne[1] : 1;
     const std::size_t row_bytes = static_cast<std::size_t>(*formats::ggml_row_bytes(types[i], static_cast<uint64_t>(cols)));
-    std::vector<float> row(static_cast<std::size_t>(cols));
-    for (int64_t r = 0; r < rows; ++r) {
+    // Rows on every thread (each row's bytes depend on that row alone, so the file is the same); the cost is
+    // rough: the IQ4 and K-quant searches run a few hundred operations per value.
+    kernels::parallel_for(rows, 256.0 * static_cast<double>(cols), [&](int64_t r) {
+      thread_local std::vector<float> row;
+      row.resize(static_cast<std::size_t>(cols));
       o.row(r, row.data());
       formats::ggml_quantize_row(types[i], row, out.data() + static_cast<std::size_t>(r) * row_bytes);
-    }
+    });
   });
   summary.file_bytes = std::filesystem::file_size(out_path);
   return summary;
