@@ -519,11 +519,12 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
 // 4 × 2 measured on the AMD EPYC build machine (docs/performance.md). Wider tiles spill.
 // sub16 records (SUB) sum each block's halves apart: twice the accumulators, so 2 × 2; 6-bit records need
 // two more registers for the high bits than 4-bit ones, so 2 × 3.
-// IQ4 records (LUT) keep 4 more vectors per half (the looked-up values and their magnitudes): 2 × 2.
-template <int BITS, bool SUB = false, bool LUT = false>
+// IQ4 records (LUT, 4-bit) keep 4 more vectors per half (the looked-up values and their magnitudes) and spill
+// at 2 × 4, but 2 × 4 still beat 2 × 2 and 2 × 3 (best 77, 65 and 75 GOPS, 3584 × 1024, 1 thread, Xeon).
+template <int BITS, bool SUB = false>
 struct Int8Tile {
   static constexpr int kHalves = 2;
-  static constexpr int kTokens = SUB || LUT ? 2 : BITS == 4 ? 4 : 3;
+  static constexpr int kTokens = SUB ? 2 : BITS == 4 ? 4 : 3;
 };
 
 // The 5- or 6-bit records of panels [p, p + panels) unpacked into `out` (kernel_table.h), as int8_micro_avx2
@@ -552,7 +553,7 @@ void unpack_panels(const PackedView& w, int64_t p, int64_t panels, uint8_t* out)
 template <int RH, int BITS, bool MINS, bool SUB, bool LUT>
 void int8_tokens_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t g0, float* y,
                       uint8_t* scratch) {
-  constexpr int TB = Int8Tile<BITS, SUB, LUT>::kTokens;
+  constexpr int TB = Int8Tile<BITS, SUB>::kTokens;
   int64_t t = t0;
   if constexpr (unpacked_in_strips(BITS)) {
     if (t1 - t0 >= 2 * TB) {
@@ -574,7 +575,7 @@ void int8_tokens_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, i
 template <int BITS, bool MINS, bool SUB = false, bool LUT = false>
 void int8_panels_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                       float* y, uint8_t* scratch) {
-  constexpr int RH = Int8Tile<BITS, SUB, LUT>::kHalves;
+  constexpr int RH = Int8Tile<BITS, SUB>::kHalves;
   // Halves with rows: those of panels [p0, p1) below w.rows.
   const int64_t g1 = 2 * p1 < (w.rows + 7) / 8 ? 2 * p1 : (w.rows + 7) / 8;
   int64_t g = 2 * p0;
