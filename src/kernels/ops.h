@@ -155,9 +155,9 @@ struct PackedView {
   bool sub16 = false;        // Int8 (Q6_K 6-bit, Q3_K 4-bit): a scale per 16 columns, two per record
   bool iq4 = false;          // Int8 (IQ4_NL, IQ4_XS): the 4-bit values index kIq4Values
   const uint16_t* half_scales = nullptr;  // Int8 Q8_0, Q4_0, IQ4_NL: the fp16 scales (32-byte aligned)
-  const int8_t* factors = nullptr;         // Int8 Q4_K, Q5_K, Q6_K: the scales' integer factors (32-byte aligned)
-  const float* super_scales = nullptr;     // Int8 Q4_K, Q5_K, Q6_K: their d and d2 (the file's fp16 values)
-  // Int8 Q4_K, Q5_K, Q6_K, set by matmul on its own copy of the view for a product of many tokens: the
+  const int8_t* factors = nullptr;         // Int8 Q3_K–Q6_K, IQ4_XS: the scales' integer factors (32-byte aligned)
+  const float* super_scales = nullptr;     // Int8 Q3_K–Q6_K, IQ4_XS: their d and d2 (the file's fp16 values)
+  // Int8 Q3_K–Q6_K, IQ4_XS, set by matmul on its own copy of the view for a product of many tokens: the
   // products d · first and d2 · second, 16 + 16 floats per record at expanded + (p · blocks + b) · 32
   // (the MLX records' scale layout), so that the tiles do not redo them for every group of tokens.
   const float* expanded = nullptr;
@@ -209,16 +209,17 @@ void check_weight(const WeightMatrix& w, const char* what);
 //  * Int8: each token's activations are quantized per 32-column block b as ggml's block_q8_0:
 //    q = round-to-nearest-even(x · (127 / max|x|)), d_b = max|x| / 127 rounded to 11 significant bits
 //    (fp16 precision, float's range; relative change ≤ 2^−11), so |x − d_b·q| ≤ d_b · (1/2 + 127 · 2^−11)
-//    (to first order; ≤ 0.5625 · d_b); for Q3_K, Q4_K, Q5_K and Q6_K weights instead per 256-column
+//    (to first order; ≤ 0.5625 · d_b); for Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS weights instead per 256-column
 //    super-block as ggml's block_q8_K: q = round-to-nearest-even(x · (127 / max|x|)) over the super-block,
 //    one fp32 d = 1 / (127 / max|x|) for its 8 blocks, so |x − d·q| ≤ d · (1/2 + 2^−21). Then
 //    y = Σ_b [ s_b · d_b · Σ_c qw_c · q_c + m_b · S_b ] in fp32, the integer sums exact, where
 //    W = s_b · qw + m_b per block (Q8_0/Q4_0: m_b = 0; Q4_K, Q5_K: s_b = d·sc, m_b = −dmin·m; MLX: scale, bias;
+//    IQ4_NL: s_b = d, IQ4_XS: s_b = d·(ls − 32), m_b = 0, qw = kvalues_iq4nl[nibble];
 //    Q6_K: m_b = 0 and s_b = d·sc per 16-column half, each half's integer sum scaled by its own) and S_b,
 //    what the min multiplies, is the exact Σ_{c ∈ b} x_c for MLX and d_b · Σ_{c ∈ b} q_c for Q4_K, Q5_K.
 //    So |y − W·x| ≤ Σ_b 0.5625 · d_b · Σ_{c ∈ b} (|s_b qw_c| + |m_b| [K-quants]) plus fp32 rounding
-//    (ref::matmul_int8 is the twin). These are the int8 sums of llama.cpp's Q8_0, Q4_0 and Q3_K–Q6_K
-//    products: on the same GGUF file the two engines differ only in fp32 rounding.
+//    (ref::matmul_int8 is the twin). These are the int8 sums of llama.cpp's Q8_0, Q4_0, Q3_K–Q6_K, IQ4_NL and
+//    IQ4_XS products: on the same GGUF file the two engines differ only in fp32 rounding.
 //  * Bf16: activations are rounded to bf16 (relative error ≤ 2^−9 each) and products accumulate in fp32
 //    (ref::matmul_bf16 is the twin).
 //  * F16 and Bf16Fma: nothing is rounded but the sum: y = fma(W[r, cols−1], x[cols−1], … fma(W[r, 1], x[1],

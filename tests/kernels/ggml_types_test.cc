@@ -1,5 +1,6 @@
-// The ggml weight types (F16, Q8_0, Q4_0, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS): dequantization against hand-built blocks whose
-// values are worked out here from the format description, and every ISA against the scalar twins.
+// The ggml weight types (F16, Q8_0, Q4_0, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS): dequantization against
+// hand-built blocks whose values are worked out here from the format description, and every ISA against the
+// scalar twins.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -307,7 +308,8 @@ TEST(GgmlTypes, IQ4_XSKnownValues) {
     for (int i = 0; i < 32; ++i) {
       const int n = (3 * i + j) % 16;
       b[8 + static_cast<std::size_t>(16 * j + i % 16)] |= static_cast<uint8_t>(n << (i < 16 ? 0 : 4));
-      want[static_cast<std::size_t>(32 * j + i)] = (0.5f * static_cast<float>(ls[j] - 32)) * static_cast<float>(kIq4Table[n]);
+      const float dl = 0.5f * static_cast<float>(ls[j] - 32);
+      want[static_cast<std::size_t>(32 * j + i)] = dl * static_cast<float>(kIq4Table[n]);
     }
   EXPECT_EQ(want[0], 2032.0f);    // (0.5 · −32) · −127
   EXPECT_EQ(want[33], -759.5f);   // sub-block 1, i = 1: nibble 4, (0.5 · (63 − 32)) · −49

@@ -344,8 +344,9 @@ TEST(PackedInt8, Avx2AndAvx512VnniAgreeBitForBit) {
   }
 }
 
-// llama.cpp multiplies Q8_0, Q4_0 and IQ4_NL weights with activations quantized to ggml's block_q8_0 (quantize_row_q8_0:
-// q = round-to-even(x · 127 / max|x|), d stored as fp16) and sums d_w · d_x · Σ q_w · q_x per block in fp32.
+// llama.cpp multiplies Q8_0, Q4_0 and IQ4_NL weights with activations quantized to ggml's block_q8_0
+// (quantize_row_q8_0: q = round-to-even(x · 127 / max|x|), d stored as fp16) and sums d_w · d_x · Σ q_w · q_x
+// per block in fp32.
 // Written here from that description, with core's fp16 conversion: every ISA's packed product must give
 // the same sums, so verdict and llama.cpp see the same integers on the same GGUF file.
 TEST(PackedInt8, Q8_0Q4_0AndIQ4_NLProductsUseGgmlQ8_0Activations) {

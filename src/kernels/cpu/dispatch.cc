@@ -146,7 +146,8 @@ void matmul_packed(const PackedView& w, const float* x, int64_t n, float* y) {
     float* dp = thread_buffer(d, n * w.blocks);
     int32_t* sp = thread_buffer(qsum, n * w.blocks);
     float* xp = thread_buffer(xsum, n * w.blocks);
-    // K-quant weights (the ones with factors) take ggml's block_q8_K activations, the others block_q8_0's.
+    // K-quant and IQ4_XS weights (the ones with factors) take ggml's block_q8_K activations, the others
+    // block_q8_0's.
     const auto quantize = w.factors != nullptr ? k.quantize_rows_super : k.quantize_rows;
     parallel_for(n, 4.0 * static_cast<double>(w.cols),
                  [&](int64_t t) { quantize(x, t, t + 1, w.cols, qp, dp, sp, xp); });

@@ -88,7 +88,7 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
 #pragma GCC unroll 8
     for (int tt = 0; tt < TB; ++tt) facc[i][tt] = _mm512_setzero_ps();
 
-  // Q4_K, Q5_K, Q6_K: the d and d2 of the current super-block, loaded once per super-block when the tile has
+  // K-quants, IQ4_XS: the d and d2 of the current super-block, loaded once per super-block when the tile has
   // registers to spare (one panel: the decode GEMV), else per record.
   constexpr bool kHoistSuper = RP == 1;
   const bool factored = w.factors != nullptr && w.expanded == nullptr;  // K-quants and IQ4_XS

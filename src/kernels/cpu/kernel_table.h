@@ -160,7 +160,7 @@ struct KernelTable {
   // q = rne(x · (127 / amax)), as ggml's quantize_row_q8_0).
   void (*quantize_rows)(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
                         int32_t* qsum, float* xsum);
-  // The same for the activations of Q3_K–Q6_K weights, as ggml's block_q8_K (cols a multiple of
+  // The same for the activations of Q3_K–Q6_K and IQ4_XS weights, as ggml's block_q8_K (cols a multiple of
   // 256; see quantize_rows_super_generic): every table computes the same q, d, qsum and xsum bit for bit.
   void (*quantize_rows_super)(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
                               int32_t* qsum, float* xsum);
@@ -209,8 +209,9 @@ void bf16_tile_avx512bf16(const PackedView& w, const uint16_t* xb, int64_t t0, i
                           int64_t p1, float* y);
 
 // Quantizes tokens [t0, t1) of x (cols a multiple of 256) as ggml's block_q8_K, the activations llama.cpp
-// multiplies Q3_K, Q4_K, Q5_K and Q6_K weights with: per 256-column super-block, q = rne(x · (127 / max|x|)) and
-// d = 1 / (127 / max|x|) in fp32, written to each of its 8 blocks of QuantizedRows; there xsum holds
+// multiplies Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS weights with: per 256-column super-block,
+// q = rne(x · (127 / max|x|)) and d = 1 / (127 / max|x|) in fp32, written to each of its 8 blocks of
+// QuantizedRows; there xsum holds
 // d · qsum, the block's dequantized sum (from ggml's bsums), which the mins of Q4_K and Q5_K multiply.
 void quantize_rows_super_generic(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
                                  int32_t* qsum, float* xsum);

@@ -29,9 +29,10 @@ float half_at(const uint8_t* p) {
 }
 
 // One 32-column block of row r as W = scale · q + min with unsigned q (stored value = q + offset; Q8_0,
-// Q4_0: min = 0; IQ4_NL, IQ4_XS: q holds the nibble, whose value kIq4Values[q] the kernels look up). Q4_K, Q5_K and Q6_K give the file's factors instead: Q4_K, Q5_K W = (d · first) · q +
-// d2 · second (first = sc, second = −m, d2 = dmin); Q6_K W = (d · first) · q on columns 0–15 and
-// (d · second) · q on 16–31 (d2 = d).
+// Q4_0: min = 0; IQ4_NL, IQ4_XS: q holds the nibble, whose value kIq4Values[q] the kernels look up). Q3_K–Q6_K
+// and IQ4_XS give the file's factors instead: Q4_K, Q5_K W = (d · first) · q + d2 · second (first = sc,
+// second = −m, d2 = dmin); Q6_K, Q3_K W = (d · first) · q on columns 0–15 and (d · second) · q on 16–31
+// (d2 = d); IQ4_XS W = (d · first) · value (second = 0).
 struct BlockParts {
   uint8_t q[kQBlock];
   float scale = 0.0f;
