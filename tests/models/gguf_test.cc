@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,7 @@
 #include "formats/gguf_writer.h"
 #include "golden_util.h"
 #include "kernels/ops.h"
+#include "kernels/thread_pool.h"
 #include "models/qwen35/gguf_export.h"
 #include "support/scoped_env.h"
 
@@ -122,6 +125,22 @@ TEST(GgufModel, ConvertWritesWhatLlamaCppWrote) {
       }
     }
   }
+}
+
+// convert quantizes a matrix's rows on every thread: the file must be the one a single thread writes.
+TEST(GgufModel, ConvertWritesTheSameBytesOnAnyThreadCount) {
+  const int threads = kernels::num_threads();
+  std::string files[2];
+  for (int k = 0; k < 2; ++k) {
+    kernels::set_num_threads(k == 0 ? 1 : 3);
+    const TempFile out{temp_path("qwen35-small-threads-" + std::to_string(k))};
+    export_gguf(checkpoint_dir("qwen35-small"), out.path, {formats::GgmlType::IQ4_XS, "", false});
+    std::ifstream in(out.path, std::ios::binary);
+    files[k].assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  kernels::set_num_threads(threads);
+  ASSERT_GT(files[0].size(), 1000000u);
+  EXPECT_TRUE(files[0] == files[1]) << "the 3-thread file differs from the 1-thread one";
 }
 
 TEST(GgufModel, ConvertRoundTripsFloatTypesAndMlx) {
