@@ -29,6 +29,18 @@ int nearest_int(float x) {
   return (bits & 0x007fffff) - 0x00400000;
 }
 
+// The value of largest magnitude among x[0 .. n), the first on a tie (0 when all are 0): the `max` of ggml's
+// quantizers, whose magnitude is their `amax`.
+float largest_magnitude(const float* x, int n) {
+  float amax = 0.0f, max = 0.0f;
+  for (int i = 0; i < n; ++i)
+    if (std::fabs(x[i]) > amax) {
+      amax = std::fabs(x[i]);
+      max = x[i];
+    }
+  return max;
+}
+
 // Q8_0: d = max|x| / 127, q = round(x / d) (roundf: half away from zero).
 void quantize_q8_0(const float* x, int64_t n, uint8_t* out) {
   for (int64_t b = 0; b < n / kQ8; ++b, x += kQ8, out += 34) {
@@ -54,13 +66,7 @@ int q4_0_level(float v) {
 // Q4_0: d = (the value of largest magnitude) / −8, q = min(15, trunc(x / d + 8.5)).
 void quantize_q4_0(const float* x, int64_t n, uint8_t* out) {
   for (int64_t b = 0; b < n / kQ4; ++b, x += kQ4, out += 18) {
-    float amax = 0.0f, max = 0.0f;
-    for (int j = 0; j < kQ4; ++j)
-      if (std::fabs(x[j]) > amax) {
-        amax = std::fabs(x[j]);
-        max = x[j];
-      }
-    const float d = max / -8.0f;
+    const float d = largest_magnitude(x, kQ4) / -8.0f;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     store_f16(out, d);
     for (int j = 0; j < kQ4 / 2; ++j) {
@@ -214,13 +220,8 @@ void quantize_qk_k(const float* x, int64_t n, uint8_t* out, int nmax) {
 // Writes the levels + 32 into `levels`; returns the fitted scale (0 for an all-zero sub-block).
 float fit_q6_scale(const float* x, uint8_t* levels) {
   constexpr int n = 16, nmax = 32;
-  float amax = 0, max = 0;
-  for (int i = 0; i < n; ++i)
-    if (std::fabs(x[i]) > amax) {
-      amax = std::fabs(x[i]);
-      max = x[i];
-    }
-  if (amax < 1e-15f) {
+  const float max = largest_magnitude(x, n);
+  if (std::fabs(max) < 1e-15f) {
     std::fill(levels, levels + n, uint8_t{0});
     return 0.0f;
   }
@@ -312,15 +313,8 @@ void quantize_q6_k(const float* x, int64_t n, uint8_t* out) {
 // Writes the levels + 4 into `levels`; returns the fitted scale (0 for an all-zero sub-block).
 float fit_q3_scale(const float* x, int8_t* levels) {
   constexpr int n = 16, nmax = 4;
-  float max = 0, amax = 0;
-  for (int i = 0; i < n; ++i) {
-    const float ax = std::fabs(x[i]);
-    if (ax > amax) {
-      amax = ax;
-      max = x[i];
-    }
-  }
-  if (amax < 1e-15f) {  // GROUP_MAX_EPS: all zero
+  const float max = largest_magnitude(x, n);
+  if (std::fabs(max) < 1e-15f) {  // GROUP_MAX_EPS: all zero
     std::memset(levels, 0, n);
     return 0.0f;
   }
@@ -428,39 +422,27 @@ void quantize_iq4_super(const float* x, int super, uint8_t* out) {
   float max_scale = 0.0f, amax_scale = 0.0f;
   for (int ib = 0; ib < blocks; ++ib) {
     const float* xb = x + 32 * ib;
-    uint8_t* lb = levels + 32 * ib;
-    float weight[32];
-    for (int j = 0; j < 32; ++j) weight[j] = xb[j] * xb[j];
-    float amax = 0.0f, max = 0.0f;
-    for (int j = 0; j < 32; ++j)
-      if (std::fabs(xb[j]) > amax) {
-        amax = std::fabs(xb[j]);
-        max = xb[j];
-      }
-    if (amax < 1e-15f) {  // ggml's GROUP_MAX_EPS: scale 0
+    const float max = largest_magnitude(xb, 32);
+    if (std::fabs(max) < 1e-15f) {  // ggml's GROUP_MAX_EPS: scale 0
       scales[ib] = 0.0f;
       continue;
     }
-    float d = -max / kIq4[0];
-    float id = 1 / d;
+    // Σ w·q·x and Σ w·q² (w = x²) of the values nearest to x at inverse scale `id` (the indices themselves
+    // are picked again below, with the final scale).
     float sumqx = 0.0f, sumq2 = 0.0f;
-    for (int j = 0; j < 32; ++j) {
-      const int l = iq4_index(id * xb[j]);
-      lb[j] = static_cast<uint8_t>(l);
-      const float q = kIq4[l];
-      sumqx += weight[j] * q * xb[j];
-      sumq2 += weight[j] * q * q;
-    }
-    d = sumq2 > 0 ? sumqx / sumq2 : 0.0f;
-    float best = d * sumqx;
-    for (int itry = -7; itry <= 7; ++itry) {
-      id = static_cast<float>(itry + kIq4[0]) / max;
+    const auto sums = [&](float id) {
       sumqx = sumq2 = 0.0f;
       for (int j = 0; j < 32; ++j) {
-        const float q = kIq4[iq4_index(id * xb[j])];
-        sumqx += weight[j] * q * xb[j];
-        sumq2 += weight[j] * q * q;
+        const float q = kIq4[iq4_index(id * xb[j])], w = xb[j] * xb[j];
+        sumqx += w * q * xb[j];
+        sumq2 += w * q * q;
       }
+    };
+    sums(1 / (-max / kIq4[0]));
+    float d = sumq2 > 0 ? sumqx / sumq2 : 0.0f;
+    float best = d * sumqx;
+    for (int itry = -7; itry <= 7; ++itry) {
+      sums(static_cast<float>(itry + kIq4[0]) / max);
       if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
         d = sumqx / sumq2;
         best = d * sumqx;

@@ -19,6 +19,7 @@ namespace {
 
 using testing::expect_matmul_close;
 using testing::IsaScope;
+using testing::kGgmlIq4Values;
 using testing::make_weight;
 using testing::random_floats;
 using testing::supported_isas;
@@ -263,9 +264,6 @@ TEST(GgmlTypes, Q3_KKnownValues) {
   expect_row(view_of(WeightType::Q3_K, 1, 256, b), 0, want, "q3_k");
 }
 
-// ggml's kvalues_iq4nl: the value of each IQ4_NL / IQ4_XS nibble.
-constexpr int kIq4Table[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
-
 TEST(GgmlTypes, IQ4_NLKnownValues) {
   // Two blocks {f16 d; qs[16]}: element j < 16 is the low nibble of qs[j], j ≥ 16 the high nibble of
   // qs[j − 16] (Q4_0's layout); W = d · kvalues_iq4nl[nibble]. Block 0: d = 0.25, nibbles j and 15 − j;
@@ -276,12 +274,12 @@ TEST(GgmlTypes, IQ4_NLKnownValues) {
   std::vector<float> want(64);
   for (int j = 0; j < 16; ++j) {
     b[2 + static_cast<std::size_t>(j)] = static_cast<uint8_t>(j | ((15 - j) << 4));
-    want[static_cast<std::size_t>(j)] = 0.25f * static_cast<float>(kIq4Table[j]);
-    want[static_cast<std::size_t>(16 + j)] = 0.25f * static_cast<float>(kIq4Table[15 - j]);
+    want[static_cast<std::size_t>(j)] = 0.25f * static_cast<float>(kGgmlIq4Values[j]);
+    want[static_cast<std::size_t>(16 + j)] = 0.25f * static_cast<float>(kGgmlIq4Values[15 - j]);
     const int lo = (7 * j) % 16, hi = (7 * (j + 16)) % 16;
     b[20 + static_cast<std::size_t>(j)] = static_cast<uint8_t>(lo | (hi << 4));
-    want[static_cast<std::size_t>(32 + j)] = -2.0f * static_cast<float>(kIq4Table[lo]);
-    want[static_cast<std::size_t>(48 + j)] = -2.0f * static_cast<float>(kIq4Table[hi]);
+    want[static_cast<std::size_t>(32 + j)] = -2.0f * static_cast<float>(kGgmlIq4Values[lo]);
+    want[static_cast<std::size_t>(48 + j)] = -2.0f * static_cast<float>(kGgmlIq4Values[hi]);
   }
   EXPECT_EQ(want[0], -31.75f);  // 0.25 · −127
   EXPECT_EQ(want[16], 28.25f);  // 0.25 · 113
@@ -309,7 +307,7 @@ TEST(GgmlTypes, IQ4_XSKnownValues) {
       const int n = (3 * i + j) % 16;
       b[8 + static_cast<std::size_t>(16 * j + i % 16)] |= static_cast<uint8_t>(n << (i < 16 ? 0 : 4));
       const float dl = 0.5f * static_cast<float>(ls[j] - 32);
-      want[static_cast<std::size_t>(32 * j + i)] = dl * static_cast<float>(kIq4Table[n]);
+      want[static_cast<std::size_t>(32 * j + i)] = dl * static_cast<float>(kGgmlIq4Values[n]);
     }
   EXPECT_EQ(want[0], 2032.0f);    // (0.5 · −32) · −127
   EXPECT_EQ(want[33], -759.5f);   // sub-block 1, i = 1: nibble 4, (0.5 · (63 − 32)) · −49

@@ -20,6 +20,7 @@ namespace verdict::kernels {
 namespace {
 
 using testing::IsaScope;
+using testing::kGgmlIq4Values;
 using testing::make_weight;
 using testing::random_floats;
 using testing::supported_isas;
@@ -351,8 +352,6 @@ TEST(PackedInt8, Avx2AndAvx512VnniAgreeBitForBit) {
 // the same sums, so verdict and llama.cpp see the same integers on the same GGUF file.
 TEST(PackedInt8, Q8_0Q4_0AndIQ4_NLProductsUseGgmlQ8_0Activations) {
   std::mt19937 rng(27);
-  // ggml's kvalues_iq4nl, the values of IQ4_NL nibbles (which llama.cpp also multiplies with block_q8_0).
-  const int iq4[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
   for (WeightType type : {WeightType::Q8_0, WeightType::Q4_0, WeightType::IQ4_NL}) {
     const int64_t rows = 35, cols = 160, n = 9;
     auto w = make_weight(rng, type, rows, cols);
@@ -379,7 +378,7 @@ TEST(PackedInt8, Q8_0Q4_0AndIQ4_NLProductsUseGgmlQ8_0Activations) {
             const int nibble = i < 16 ? blk[2 + i] & 0xF : blk[2 + i - 16] >> 4;
             const int qw = type == WeightType::Q8_0   ? static_cast<int8_t>(blk[2 + i])
                            : type == WeightType::Q4_0 ? nibble - 8
-                                                      : iq4[nibble];
+                                                      : kGgmlIq4Values[nibble];
             sum += static_cast<int64_t>(qw) * qx[i];
           }
           const double term = static_cast<double>(dw * dx) * static_cast<double>(sum);

@@ -17,6 +17,10 @@
 namespace verdict::kernels::testing {
 
 // Every ISA this machine supports (always includes Scalar).
+// ggml's kvalues_iq4nl, the value of each IQ4_NL / IQ4_XS nibble, written out here from ggml-common.h (not
+// taken from the code under test).
+inline constexpr int kGgmlIq4Values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
 inline std::vector<Isa> supported_isas() {
   std::vector<Isa> out;
   for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512})

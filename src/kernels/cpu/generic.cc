@@ -185,10 +185,8 @@ void dequantize_q3k_block(const uint8_t* b, float* y) {
 // ggml's dequantize_row_iq4_xs for one super-block: sub-block j's scale dl = d · (ls − 32), then dl · value.
 void dequantize_iq4xs_block(const uint8_t* b, float* y) {
   const float d = load_half(b);
-  const unsigned scales_h = b[2] | (b[3] << 8);
   for (int j = 0; j < 8; ++j) {
-    const int ls = ((b[4 + j / 2] >> (4 * (j % 2))) & 0xF) | (((scales_h >> (2 * j)) & 3) << 4);
-    const float dl = d * static_cast<float>(ls - 32);
+    const float dl = d * static_cast<float>(iq4xs_scale(b, j) - 32);
     const uint8_t* qs = b + 8 + 16 * j;
     for (int l = 0; l < 16; ++l) {
       y[32 * j + l] = dl * static_cast<float>(kIq4Values[qs[l] & 0xF]);

@@ -66,6 +66,13 @@ inline void k_quant_scale_min(int j, const uint8_t* s, int& sc, int& m) {
   m = j < 4 ? (s[j + 4] & 63) : ((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
 }
 
+// Sub-block j's (0–7) 6-bit scale field ls of an IQ4_XS super-block `b` (its scale is d · (ls − 32)): the
+// low 4 bits in nibble j % 2 of scales_l[j / 2] (byte 4 + j / 2), the high 2 at bits 2j of the 16-bit
+// scales_h (bytes 2–3).
+inline int iq4xs_scale(const uint8_t* b, int j) {
+  return ((b[4 + j / 2] >> (4 * (j % 2))) & 0xF) | (((b[2 + j / 4] >> (2 * (j % 4))) & 3) << 4);
+}
+
 // Value e (0–255) of a Q3_K super-block `b` as stored, q ∈ [0, 7] (ggml's value is q − 4; ops.h), and
 // sub-block i's (0–15) scale, its 6-bit field minus 32 (the 4 low bits in scales[i % 8], upper nibble for
 // i ≥ 8; the 2 high bits at bit 2 · (i / 4) of scales[8 + i % 4]).

@@ -113,8 +113,7 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
     case WeightType::IQ4_XS: {  // one factored scale d · (ls − 32) per block (no second vector), the nibbles
       const uint8_t* sb = w.blocks + r * w.row_bytes() + (b / 8) * 136;
       const int j = static_cast<int>(b % 8);
-      const int ls = ((sb[4 + j / 2] >> (4 * (j % 2))) & 0xF) | (((sb[2 + j / 4] >> (2 * (j % 4))) & 3) << 4);
-      out.first = static_cast<int8_t>(ls - 32);
+      out.first = static_cast<int8_t>(cpu::iq4xs_scale(sb, j) - 32);
       out.second = 0;
       out.d = out.d2 = half_at(sb);
       const uint8_t* qs = sb + 8 + 16 * j;
