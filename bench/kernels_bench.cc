@@ -105,13 +105,13 @@ struct Weight {
 // machines without AVX512_BF16 run).
 enum Kind {
   kF32, kBf16Fp32Act, kBf16, kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kQ6_K, kF16, kBf16Fma, kMlx6, kQ5_K, kQ3_K,
-  kIq4Nl, kIq4Xs
+  kIq4Nl, kIq4Xs, kQ4_1, kQ5_0, kQ5_1
 };
 
 const char* kind_name(int k) {
   static const char* names[] = {"f32",      "bf16_f32act", "bf16", "q8_0", "q4_0", "q4_k",
                                 "mlx4_g64", "mlx8_g64",    "q6_k", "f16", "bf16_fma", "mlx6_g64", "q5_k", "q3_k",
-                                "iq4_nl",   "iq4_xs"};
+                                "iq4_nl",   "iq4_xs",      "q4_1", "q5_0", "q5_1"};
   return names[k];
 }
 
@@ -174,6 +174,9 @@ std::unique_ptr<Weight> make(int kind, int64_t rows, int64_t cols) {
                : kind == kQ3_K ? WeightType::Q3_K
                : kind == kIq4Nl ? WeightType::IQ4_NL
                : kind == kIq4Xs ? WeightType::IQ4_XS
+               : kind == kQ4_1  ? WeightType::Q4_1
+               : kind == kQ5_0  ? WeightType::Q5_0
+               : kind == kQ5_1  ? WeightType::Q5_1
                                : WeightType::F16;
       w->blocks.resize(static_cast<std::size_t>(rows * v.row_bytes()));
       for (auto& b : w->blocks) b = static_cast<uint8_t>(byte(rng));
@@ -191,7 +194,8 @@ std::unique_ptr<Weight> make(int kind, int64_t rows, int64_t cols) {
         } else if (v.type == WeightType::Q6_K || v.type == WeightType::Q3_K) {  // d last
           put_half(at + bb - 2, 0.01f * dist(rng));
         } else {
-          const bool with_min = v.type == WeightType::Q4_K || v.type == WeightType::Q5_K;
+          const bool with_min = v.type == WeightType::Q4_K || v.type == WeightType::Q5_K ||
+                                v.type == WeightType::Q4_1 || v.type == WeightType::Q5_1;
           for (std::size_t h = 0; h < (with_min ? 2u : 1u); ++h) put_half(at + 2 * h, 0.01f * dist(rng));
         }
       }
@@ -287,7 +291,7 @@ void BM_Gemm(benchmark::State& state) {
 void gemm_args(benchmark::internal::Benchmark* b) {
   for (int kind :
        {kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kBf16, kBf16Fp32Act, kF32, kQ6_K, kF16, kBf16Fma, kMlx6, kQ5_K, kQ3_K,
-        kIq4Nl, kIq4Xs})
+        kIq4Nl, kIq4Xs, kQ4_1, kQ5_0, kQ5_1})
     for (int threads : {1, 2})
       for (auto shape : {std::pair<int64_t, int64_t>{3584, 1024}, {1024, 3584}, {6144, 1024}, {6144, 2048}, {2048, 6144}})
         b->Args({kind, shape.first, shape.second, threads});
@@ -463,7 +467,8 @@ void gemv_args(benchmark::internal::Benchmark* b) {
   // qwen35-0.8b (hidden 1024: MLP, DeltaNet in_proj_qkv, lm_head) and qwen35-2b (hidden 2048) shapes.
   const std::pair<int64_t, int64_t> shapes[] = {{3584, 1024}, {1024, 3584}, {6144, 1024},
                                                 {6144, 2048}, {2048, 6144}, {248320, 1024}};
-  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kMlx6, kBf16, kF16, kBf16Fma, kQ5_K, kQ3_K, kIq4Nl, kIq4Xs})
+  for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kMlx6, kBf16, kF16, kBf16Fma, kQ5_K, kQ3_K, kIq4Nl, kIq4Xs,
+                   kQ4_1, kQ5_0, kQ5_1})
     for (auto shape : shapes)
       for (auto [n, threads] : {std::pair<int, int>{1, 1}, {1, 2}, {4, 2}})
         b->Args({kind, shape.first, shape.second, n, threads});
@@ -560,7 +565,7 @@ void BM_GemmAvx2(benchmark::State& state) {
 
 void gemm_avx2_args(benchmark::internal::Benchmark* b) {
   for (int64_t n : {512, 1})
-    for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kMlx6, kMlx8, kQ5_K, kQ3_K, kIq4Nl, kIq4Xs})
+    for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kMlx6, kMlx8, kQ5_K, kQ3_K, kIq4Nl, kIq4Xs, kQ4_1, kQ5_0, kQ5_1})
       for (int threads : {1, 2}) b->Args({kind, 3584, 1024, threads, n});
 }
 BENCHMARK(BM_GemmAvx2)->Apply(gemm_avx2_args)->UseManualTime()->Unit(benchmark::kMicrosecond);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "core/dtype.h"
@@ -73,6 +74,59 @@ void quantize_q4_0(const float* x, int64_t n, uint8_t* out) {
       const int lo = q4_0_level(x[j] * id), hi = q4_0_level(x[j + kQ4 / 2] * id);
       out[2 + j] = static_cast<uint8_t>(lo | (hi << 4));
     }
+  }
+}
+
+// trunc(f) as an int for f in [0, limit] (C's float-to-integer conversion there), else 0 (NaN included; ggml's
+// quantizers never meet those for finite input).
+int truncated(float f, float limit) { return f >= 0.0f && f <= limit ? static_cast<int>(f) : 0; }
+
+// Q4_1 and Q5_1 (levels 15 or 31): d = (max − min) / levels, m = min, q = trunc((x − min) / d + 0.5) (Q4_1: at
+// most 15); Q5_1 stores bit 4 of value j at bit j of the 32-bit qh before the nibbles.
+void quantize_affine(const float* x, int64_t n, uint8_t* out, int levels) {
+  const bool five = levels == 31;
+  const int64_t bytes = five ? 24 : 20;
+  for (int64_t b = 0; b < n / kQ4; ++b, x += kQ4, out += bytes) {
+    float min = std::numeric_limits<float>::max(), max = -std::numeric_limits<float>::max();
+    for (int j = 0; j < kQ4; ++j) {
+      if (x[j] < min) min = x[j];
+      if (x[j] > max) max = x[j];
+    }
+    const float d = (max - min) / static_cast<float>(levels);
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    store_f16(out, d);
+    store_f16(out + 2, min);
+    uint32_t qh = 0;
+    uint8_t* qs = out + (five ? 8 : 4);
+    for (int j = 0; j < kQ4 / 2; ++j) {
+      int lo = truncated((x[j] - min) * id + 0.5f, 255.0f);
+      int hi = truncated((x[j + kQ4 / 2] - min) * id + 0.5f, 255.0f);
+      if (!five) {
+        lo = std::min(lo, 15);
+        hi = std::min(hi, 15);
+      }
+      qs[j] = static_cast<uint8_t>((lo & 0xF) | ((hi & 0xF) << 4));
+      qh |= static_cast<uint32_t>((lo >> 4) & 1) << j | static_cast<uint32_t>((hi >> 4) & 1) << (j + kQ4 / 2);
+    }
+    if (five) std::memcpy(out + 4, &qh, sizeof qh);
+  }
+}
+
+// Q5_0: d = (the value of largest magnitude) / −16, q = min(31, trunc(x / d + 16.5)), bit 4 of value j at bit j
+// of the 32-bit qh before the nibbles.
+void quantize_q5_0(const float* x, int64_t n, uint8_t* out) {
+  for (int64_t b = 0; b < n / kQ4; ++b, x += kQ4, out += 22) {
+    const float d = largest_magnitude(x, kQ4) / -16.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    store_f16(out, d);
+    uint32_t qh = 0;
+    for (int j = 0; j < kQ4 / 2; ++j) {
+      const int lo = std::min(31, truncated(x[j] * id + 16.5f, 127.0f));
+      const int hi = std::min(31, truncated(x[j + kQ4 / 2] * id + 16.5f, 127.0f));
+      out[6 + j] = static_cast<uint8_t>((lo & 0xF) | ((hi & 0xF) << 4));
+      qh |= static_cast<uint32_t>(lo >> 4) << j | static_cast<uint32_t>(hi >> 4) << (j + kQ4 / 2);
+    }
+    std::memcpy(out + 2, &qh, sizeof qh);
   }
 }
 
@@ -495,7 +549,8 @@ void check_blocks(GgmlType type, std::size_t n) {
 
 bool ggml_can_quantize(GgmlType t) {
   return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16 || t == GgmlType::Q8_0 ||
-         t == GgmlType::Q4_0 || t == GgmlType::Q3_K || t == GgmlType::Q4_K || t == GgmlType::Q5_K ||
+         t == GgmlType::Q4_0 || t == GgmlType::Q4_1 || t == GgmlType::Q5_0 || t == GgmlType::Q5_1 ||
+         t == GgmlType::Q3_K || t == GgmlType::Q4_K || t == GgmlType::Q5_K ||
          t == GgmlType::Q6_K || t == GgmlType::IQ4_NL || t == GgmlType::IQ4_XS;
 }
 
@@ -508,6 +563,9 @@ void ggml_quantize_row(GgmlType type, std::span<const float> x, uint8_t* out) {
     case GgmlType::BF16: for (int64_t i = 0; i < n; ++i) store_u16(out + 2 * i, f32_to_bf16(x[i])); return;
     case GgmlType::Q8_0: quantize_q8_0(x.data(), n, out); return;
     case GgmlType::Q4_0: quantize_q4_0(x.data(), n, out); return;
+    case GgmlType::Q4_1: quantize_affine(x.data(), n, out, 15); return;
+    case GgmlType::Q5_0: quantize_q5_0(x.data(), n, out); return;
+    case GgmlType::Q5_1: quantize_affine(x.data(), n, out, 31); return;
     case GgmlType::Q3_K: quantize_q3_k(x.data(), n, out); return;
     case GgmlType::Q4_K: quantize_qk_k(x.data(), n, out, 15); return;
     case GgmlType::Q5_K: quantize_qk_k(x.data(), n, out, 31); return;

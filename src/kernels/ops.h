@@ -39,6 +39,12 @@ enum class WeightType : uint8_t {
            // uint8 qs[128]}: 8 sub-blocks of 32, each with IQ4_NL's nibble layout in qs[16 · j ..] and a 6-bit
            // scale ls (low 4 bits: nibble j % 2 of scales_l[j / 2], high 2: bits 2j of scales_h);
            // W = (d · (ls − 32)) · kIq4Values[n]
+  Q4_1,  // 32-value blocks of 20 bytes, ggml's block_q4_1 {f16 d; f16 m; uint8 qs[16]}: Q4_0's nibble layout;
+         // W = q · d + m
+  Q5_0,  // 32-value blocks of 22 bytes, ggml's block_q5_0 {f16 d; uint8 qh[4]; uint8 qs[16]}: Q4_0's nibbles as
+         // the low 4 bits, bit i of the little-endian 32-bit qh as bit 4 of element i; W = (q − 16) · d
+  Q5_1,  // 32-value blocks of 24 bytes, ggml's block_q5_1 {f16 d; f16 m; uint8 qh[4]; uint8 qs[16]}: Q5_0's
+         // values; W = q · d + m
 };
 
 // The 16 values of IQ4_NL and IQ4_XS nibbles (ggml's kvalues_iq4nl).
@@ -49,6 +55,9 @@ constexpr int64_t block_values(WeightType t) {
   switch (t) {
     case WeightType::Q8_0:
     case WeightType::Q4_0:
+    case WeightType::Q4_1:
+    case WeightType::Q5_0:
+    case WeightType::Q5_1:
     case WeightType::IQ4_NL:
       return 32;
     case WeightType::IQ4_XS:
@@ -72,6 +81,12 @@ constexpr int64_t block_bytes(WeightType t) {
     case WeightType::Q4_0:
     case WeightType::IQ4_NL:
       return 18;
+    case WeightType::Q4_1:
+      return 20;
+    case WeightType::Q5_0:
+      return 22;
+    case WeightType::Q5_1:
+      return 24;
     case WeightType::IQ4_XS:
       return 136;
     case WeightType::Q3_K:
@@ -132,6 +147,8 @@ enum class PackKind : uint8_t {
 //         Q3_K: the scales of columns 0–15 and 16–31 (sub16; Q3_K's are sc − 32), d2 = d. Q3_K takes the
 //         4-bit layout (19 bytes per row and 32 weights against the file's 13.75). Stored value = q +
 //         offset, offset 128 (Q8_0), 32 (Q6_K: the file's q6, whose q = q6 − 32), 8 (Q4_0), 4 (Q3_K) or 0.
+//         Q4_1 and Q5_1 take MLX's records (their fp16 d and m as the fp32 scale and min; 4- and 5-bit), Q5_0
+//         Q4_0's fp16 scales beside 5-bit records of the stored q (offset 16).
 //         IQ4_NL and IQ4_XS (iq4 set): the 4-bit layout holds the file's nibbles n, and the stored value the
 //         kernels multiply is kIq4Values[n] + 128 (offset 128), looked up in registers; IQ4_NL's scales are
 //         Q4_0's (half_scales), IQ4_XS's are factored (first = ls − 32, one scale d · first for the whole
@@ -154,7 +171,8 @@ struct PackedView {
   bool has_mins = false;     // Int8
   bool sub16 = false;        // Int8 (Q6_K 6-bit, Q3_K 4-bit): a scale per 16 columns, two per record
   bool iq4 = false;          // Int8 (IQ4_NL, IQ4_XS): the 4-bit values index kIq4Values
-  const uint16_t* half_scales = nullptr;  // Int8 Q8_0, Q4_0, IQ4_NL: the fp16 scales (32-byte aligned)
+  bool q8_1_sums = false;    // Int8 (Q4_1, Q5_1): the mins multiply ggml's block_q8_1 sums (see matmul)
+  const uint16_t* half_scales = nullptr;  // Int8 Q8_0, Q4_0, Q5_0, IQ4_NL: the fp16 scales (32-byte aligned)
   const int8_t* factors = nullptr;         // Int8 Q3_K–Q6_K, IQ4_XS: the scales' integer factors (32-byte aligned)
   const float* super_scales = nullptr;     // Int8 Q3_K–Q6_K, IQ4_XS: their d and d2 (the file's fp16 values)
   // Int8 Q3_K–Q6_K, IQ4_XS, set by matmul on its own copy of the view for a product of many tokens: the
@@ -176,7 +194,7 @@ struct WeightMatrix {
   const float* biases = nullptr;     // MlxAffine: rows · (cols / group_size)
   int bits = 0;                      // MlxAffine: 2, 3, 4, 5, 6 or 8
   int group_size = 0;                // MlxAffine: cols is a multiple of it
-  const uint8_t* blocks = nullptr;   // F16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K: rows · row_bytes() bytes
+  const uint8_t* blocks = nullptr;   // F16 and the ggml block types: rows · row_bytes() bytes
   // When set (see pack()), matmul uses these repacked weights instead of the fields above; they hold the
   // same matrix. dequantize_row always reads the fields above.
   const PackedView* pack = nullptr;
@@ -215,11 +233,14 @@ void check_weight(const WeightMatrix& w, const char* what);
 //    y = Σ_b [ s_b · d_b · Σ_c qw_c · q_c + m_b · S_b ] in fp32, the integer sums exact, where
 //    W = s_b · qw + m_b per block (Q8_0/Q4_0: m_b = 0; Q4_K, Q5_K: s_b = d·sc, m_b = −dmin·m; MLX: scale, bias;
 //    IQ4_NL: s_b = d, IQ4_XS: s_b = d·(ls − 32), m_b = 0, qw = kvalues_iq4nl[nibble];
-//    Q6_K: m_b = 0 and s_b = d·sc per 16-column half, each half's integer sum scaled by its own) and S_b,
-//    what the min multiplies, is the exact Σ_{c ∈ b} x_c for MLX and d_b · Σ_{c ∈ b} q_c for Q4_K, Q5_K.
-//    So |y − W·x| ≤ Σ_b 0.5625 · d_b · Σ_{c ∈ b} (|s_b qw_c| + |m_b| [K-quants]) plus fp32 rounding
-//    (ref::matmul_int8 is the twin). These are the int8 sums of llama.cpp's Q8_0, Q4_0, Q3_K–Q6_K, IQ4_NL and
-//    IQ4_XS products: on the same GGUF file the two engines differ only in fp32 rounding.
+//    Q6_K: m_b = 0 and s_b = d·sc per 16-column half, each half's integer sum scaled by its own;
+//    Q5_0: s_b = d, qw = q − 16; Q4_1, Q5_1: s_b = d, m_b = m) and S_b, what the min multiplies, is the exact
+//    Σ_{c ∈ b} x_c for MLX, d_b · Σ_{c ∈ b} q_c for Q4_K, Q5_K, and for Q4_1, Q5_1 the sum of ggml's block_q8_1,
+//    (max|x| / 127) · Σ_{c ∈ b} q_c rounded to 11 significant bits (fp16 precision, float's range).
+//    So |y − W·x| ≤ Σ_b 0.5625 · d_b · Σ_{c ∈ b} (|s_b qw_c| + |m_b| [K-quants, Q4_1, Q5_1]) plus, for Q4_1 and
+//    Q5_1, Σ_b |m_b| · 2^−11 · |S_b| (the sum's rounding), plus fp32 rounding
+//    (ref::matmul_int8 is the twin). These are the int8 sums of llama.cpp's Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
+//    Q3_K–Q6_K, IQ4_NL and IQ4_XS products: on the same GGUF file the two engines differ only in fp32 rounding.
 //  * Bf16: activations are rounded to bf16 (relative error ≤ 2^−9 each) and products accumulate in fp32
 //    (ref::matmul_bf16 is the twin).
 //  * F16 and Bf16Fma: nothing is rounded but the sum: y = fma(W[r, cols−1], x[cols−1], … fma(W[r, 1], x[1],
@@ -248,8 +269,8 @@ class PackedWeight {
   int64_t bytes_ = 0;
 };
 
-// Which packed form (if any) pack() chooses for `w` on this machine: Int8 for Q8_0, Q4_0, Q4_K, Q5_K, Q6_K and
-// MLX 4/6/8-bit (cols a multiple of 32); Bf16 for BF16 when the CPU has AVX-512 BF16 and the active ISA is
+// Which packed form (if any) pack() chooses for `w` on this machine: Int8 for the ggml block types but F16 and
+// for MLX 4/6/8-bit (cols a multiple of 32); Bf16 for BF16 when the CPU has AVX-512 BF16 and the active ISA is
 // AVX-512, else Bf16Fma when it is AVX2 or AVX-512; F16 for F16 when the active ISA is AVX2 or AVX-512
 // (the scalar ISA keeps BF16 and F16 rows unpacked); None otherwise.
 PackKind preferred_pack(const WeightMatrix& w);

@@ -68,6 +68,23 @@ std::vector<float> fixed_input() {
   return x;
 }
 
+// quantize_row_q4_1_ref / q5_0_ref / q5_1_ref of the same llama.cpp on the same input.
+constexpr const char* kQ4_1 =
+    "862075ac7889aaccfe9eaeb8a8977543716057468020f1ab0365677799badcfd8c9b9787653312601320c2aa24030315"
+    "677a88a9caebfc8a8876653443205aac726057363647688b9eb9dbecfcfb99868f206fac8765337160474647688a8d9f"
+    "b9cadada7420bcab9b9776553301605046465779ab8d9fa8952066acecfc9b9987664523027263676889bbdd402066ac"
+    "b9dbecfceb9986785635140374767899";
+constexpr const char* kQ5_0 =
+    "751cff01fe03e0024598eb2d4d51512fdb77e3c09e8d789c07fc0ff0e825200fdd8a4705e5c8d0f12487db2e439c1fe0"
+    "3fc095c6d6b41009de9c592707e9edf123765a1cc07f80fff4c09e7c6b7db0062c5295c7d7d6121c6f1c00ff01fe1edb"
+    "76e2b09e8d9ec1151a3f6294b5b47b9cfe07f807d8d0f13488db2e5e616130fc98e3c09e661c0ff01fe0e9f926221fed"
+    "9a4705e4c6cfd01367cb661c3fc07f805295c7d7c5110cefac692706e8dce012";
+constexpr const char* kQ5_1 =
+    "611c75acff01fe03e00255a9fc3e5d62512feb87e3c09e8d5b1cf1abf003f00f07dadfff2275b8fa1a272f0ecb7713c1"
+    "e31bc2aae01fc01f49170729dee51052a5d8f80601fdbb67201c5aacc07f80fff5d0ae7d6c7eb1173d63a6d8f9e7232d"
+    "691c6fac00ff01fe2edb76e2c09e8d9ec1151a3f6294b5b54f1cbcab01f803f0262ffdba6603c0a08d8dbff2670c3f51"
+    "6f1c66ac0ff01fe0e9f926221fdd9a4704e4c6cfd01367cb1d1c66acbfc07f8073a6e8f8e7222cf0bd6a2707f8ecf123";
+
 std::string hex(const std::vector<uint8_t>& bytes) {
   static const char* digits = "0123456789abcdef";
   std::string out;
@@ -100,6 +117,9 @@ std::vector<float> read_back(GgmlType type, const std::vector<uint8_t>& blocks, 
     case GgmlType::Q3_K: w.type = kernels::WeightType::Q3_K; break;
     case GgmlType::IQ4_NL: w.type = kernels::WeightType::IQ4_NL; break;
     case GgmlType::IQ4_XS: w.type = kernels::WeightType::IQ4_XS; break;
+    case GgmlType::Q4_1: w.type = kernels::WeightType::Q4_1; break;
+    case GgmlType::Q5_0: w.type = kernels::WeightType::Q5_0; break;
+    case GgmlType::Q5_1: w.type = kernels::WeightType::Q5_1; break;
     default: ADD_FAILURE() << "type"; break;
   }
   std::vector<float> y(static_cast<std::size_t>(n));
@@ -117,6 +137,9 @@ TEST(GgmlQuant, ByteExactWithGgmlReferenceQuantizers) {
   EXPECT_EQ(hex(quantize(GgmlType::Q3_K, x)), kQ3_K);
   EXPECT_EQ(hex(quantize(GgmlType::IQ4_NL, x)), kIQ4_NL);
   EXPECT_EQ(hex(quantize(GgmlType::IQ4_XS, x)), kIQ4_XS);
+  EXPECT_EQ(hex(quantize(GgmlType::Q4_1, x)), kQ4_1);
+  EXPECT_EQ(hex(quantize(GgmlType::Q5_0, x)), kQ5_0);
+  EXPECT_EQ(hex(quantize(GgmlType::Q5_1, x)), kQ5_1);
 }
 
 TEST(GgmlQuant, KernelsReadBackWithinTheRoundingError) {
@@ -125,10 +148,11 @@ TEST(GgmlQuant, KernelsReadBackWithinTheRoundingError) {
   for (int trial = 0; trial < 20; ++trial) {
     std::vector<float> x(512);
     for (float& v : x) v = normal(rng) * (trial + 1) * 0.05f;
-    double err2[8] = {0, 0, 0, 0, 0, 0, 0, 0}, ref2 = 0;
-    const GgmlType types[8] = {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_K,   GgmlType::Q6_K,
-                               GgmlType::Q5_K, GgmlType::Q3_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS};
-    for (int k = 0; k < 8; ++k) {
+    double err2[11] = {}, ref2 = 0;
+    const GgmlType types[11] = {GgmlType::Q8_0, GgmlType::Q4_0,   GgmlType::Q4_K,   GgmlType::Q6_K,
+                                GgmlType::Q5_K, GgmlType::Q3_K,   GgmlType::IQ4_NL, GgmlType::IQ4_XS,
+                                GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1};
+    for (int k = 0; k < 11; ++k) {
       const std::vector<float> y = read_back(types[k], quantize(types[k], x), 512);
       for (std::size_t i = 0; i < x.size(); ++i) {
         err2[k] += (double(y[i]) - x[i]) * (double(y[i]) - x[i]);
@@ -143,6 +167,9 @@ TEST(GgmlQuant, KernelsReadBackWithinTheRoundingError) {
     EXPECT_LT(std::sqrt(err2[5] / ref2), 0.20) << trial;   // 3-bit with 6-bit scales per 16 values
     EXPECT_LT(std::sqrt(err2[6] / ref2), 0.09) << trial;   // 4-bit non-linear values, one scale per 32
     EXPECT_LT(std::sqrt(err2[7] / ref2), 0.09) << trial;   // the same with 6-bit sub-block scales
+    EXPECT_LT(std::sqrt(err2[8] / ref2), 0.09) << trial;   // 4-bit with a min, one scale per 32
+    EXPECT_LT(std::sqrt(err2[9] / ref2), 0.05) << trial;   // 5-bit, one scale per 32
+    EXPECT_LT(std::sqrt(err2[10] / ref2), 0.045) << trial;  // 5-bit with a min
   }
 }
 
@@ -170,12 +197,14 @@ TEST(GgmlQuant, FloatTypesAndBadInput) {
   EXPECT_THROW(quantize(GgmlType::Q8_0, std::vector<float>(31)), Error);
   EXPECT_THROW(quantize(GgmlType::Q6_K, std::vector<float>(128)), Error);
   EXPECT_THROW(quantize(GgmlType::Q5_K, std::vector<float>(128)), Error);
-  EXPECT_THROW(quantize(GgmlType::Q5_0, std::vector<float>(256)), Error);  // a type verdict does not write
+  EXPECT_THROW(quantize(GgmlType::Q5_0, std::vector<float>(48)), Error);
+  EXPECT_THROW(quantize(GgmlType::Q2_K, std::vector<float>(256)), Error);  // a type verdict does not write
   // Non-finite weights must not crash (the result is meaningless but defined).
   std::vector<float> bad(256, 1.0f);
   bad[3] = std::numeric_limits<float>::quiet_NaN();
   bad[9] = std::numeric_limits<float>::infinity();
-  for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K})
+  for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q4_K,
+                     GgmlType::Q5_K, GgmlType::Q6_K})
     EXPECT_NO_THROW(quantize(t, bad));
 }
 

@@ -1,4 +1,4 @@
-// The ggml weight types (F16, Q8_0, Q4_0, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS): dequantization against
+// The ggml weight types (F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q3_K–Q6_K, IQ4_NL, IQ4_XS): dequantization against
 // hand-built blocks whose values are worked out here from the format description, and every ISA against the
 // scalar twins.
 #include <gtest/gtest.h>
@@ -75,6 +75,12 @@ TEST(GgmlTypes, RowBytes) {
   EXPECT_EQ(w.row_bytes(), 16 * 18);
   w.type = WeightType::IQ4_XS;
   EXPECT_EQ(w.row_bytes(), 2 * 136);
+  w.type = WeightType::Q4_1;
+  EXPECT_EQ(w.row_bytes(), 16 * 20);
+  w.type = WeightType::Q5_0;
+  EXPECT_EQ(w.row_bytes(), 16 * 22);
+  w.type = WeightType::Q5_1;
+  EXPECT_EQ(w.row_bytes(), 16 * 24);
 }
 
 TEST(GgmlTypes, F16KnownValues) {
@@ -121,6 +127,65 @@ TEST(GgmlTypes, Q4_0KnownValues) {
   EXPECT_EQ(want[0], 12.0f);
   EXPECT_EQ(want[16], -10.5f);
   expect_row(view_of(WeightType::Q4_0, 1, 32, b), 0, want, "q4_0");
+}
+
+TEST(GgmlTypes, Q4_1KnownValues) {
+  // {f16 d = 0.5; f16 m = −3; qs[16]}: qs[i] = i | (15 − i) << 4 → element i < 16 is 0.5 · i − 3, element
+  // 16 + i is 0.5 · (15 − i) − 3.
+  std::vector<uint8_t> b(20);
+  put16(b, 0, 0x3800);  // 0.5
+  put16(b, 2, 0xC200);  // −3
+  for (int i = 0; i < 16; ++i) b[4 + static_cast<std::size_t>(i)] = static_cast<uint8_t>(i | ((15 - i) << 4));
+  std::vector<float> want(32);
+  for (int i = 0; i < 16; ++i) {
+    want[static_cast<std::size_t>(i)] = 0.5f * static_cast<float>(i) - 3.0f;
+    want[static_cast<std::size_t>(16 + i)] = 0.5f * static_cast<float>(15 - i) - 3.0f;
+  }
+  EXPECT_EQ(want[0], -3.0f);
+  EXPECT_EQ(want[16], 4.5f);
+  expect_row(view_of(WeightType::Q4_1, 1, 32, b), 0, want, "q4_1");
+}
+
+// A Q5_0 / Q5_1 block's 5-bit values: element i < 16 takes the low nibble of qs[i], element 16 + i the high one,
+// and bit 4 of element e is bit e of the little-endian 32-bit qh. Here value e = (7 · e + 3) mod 32.
+int five_bit_value(int e) { return (7 * e + 3) % 32; }
+void put_five_bit_values(std::vector<uint8_t>& b, std::size_t qh_at, std::size_t qs_at) {
+  uint32_t qh = 0;
+  for (int e = 0; e < 32; ++e) {
+    const int v = five_bit_value(e);
+    b[qs_at + static_cast<std::size_t>(e % 16)] |= static_cast<uint8_t>((v & 0xF) << (e < 16 ? 0 : 4));
+    qh |= static_cast<uint32_t>(v >> 4) << e;
+  }
+  for (int k = 0; k < 4; ++k) b[qh_at + static_cast<std::size_t>(k)] = static_cast<uint8_t>(qh >> (8 * k));
+}
+
+TEST(GgmlTypes, Q5_0KnownValues) {
+  // {f16 d = −0.25; u8 qh[4]; qs[16]}: W = (q − 16) · d.
+  std::vector<uint8_t> b(22, 0);
+  put16(b, 0, 0xB400);  // −0.25
+  put_five_bit_values(b, 2, 6);
+  std::vector<float> want(32);
+  for (int e = 0; e < 32; ++e)
+    want[static_cast<std::size_t>(e)] = static_cast<float>(five_bit_value(e) - 16) * -0.25f;
+  EXPECT_EQ(want[0], 3.25f);    // q = 3
+  EXPECT_EQ(want[2], -0.25f);   // q = 17: bit 4 set
+  EXPECT_EQ(want[16], -0.75f);  // q = 19: the high nibble 3, bit 16 of qh
+  EXPECT_EQ(want[31], -3.0f);   // q = 28
+  expect_row(view_of(WeightType::Q5_0, 1, 32, b), 0, want, "q5_0");
+}
+
+TEST(GgmlTypes, Q5_1KnownValues) {
+  // {f16 d = 0.125; f16 m = 1.5; u8 qh[4]; qs[16]}: W = q · d + m.
+  std::vector<uint8_t> b(24, 0);
+  put16(b, 0, 0x3000);  // 0.125
+  put16(b, 2, 0x3E00);  // 1.5
+  put_five_bit_values(b, 4, 8);
+  std::vector<float> want(32);
+  for (int e = 0; e < 32; ++e)
+    want[static_cast<std::size_t>(e)] = static_cast<float>(five_bit_value(e)) * 0.125f + 1.5f;
+  EXPECT_EQ(want[2], 3.625f);   // q = 17
+  EXPECT_EQ(want[16], 3.875f);  // q = 19
+  expect_row(view_of(WeightType::Q5_1, 1, 32, b), 0, want, "q5_1");
 }
 
 // Packs the 6-bit scales and mins of the 8 sub-blocks of a Q4_K super-block into ggml's 12 bytes:
@@ -328,7 +393,10 @@ TEST(GgmlTypes, MatmulAndDequantizeMatchReferenceOnEveryIsa) {
                         {WeightType::Q5_K, 3, 256, 2},  {WeightType::Q5_K, 11, 512, 5},
                         {WeightType::Q3_K, 3, 256, 2},  {WeightType::Q3_K, 11, 768, 5},
                         {WeightType::IQ4_NL, 3, 64, 2}, {WeightType::IQ4_NL, 13, 160, 9},
-                        {WeightType::IQ4_XS, 3, 256, 2}, {WeightType::IQ4_XS, 11, 768, 5}};
+                        {WeightType::IQ4_XS, 3, 256, 2}, {WeightType::IQ4_XS, 11, 768, 5},
+                        {WeightType::Q4_1, 3, 64, 2},   {WeightType::Q4_1, 13, 160, 9},
+                        {WeightType::Q5_0, 3, 64, 2},   {WeightType::Q5_0, 13, 160, 9},
+                        {WeightType::Q5_1, 3, 64, 2},   {WeightType::Q5_1, 13, 160, 9}};
   std::mt19937 rng(11);
   for (const Case& k : cases) {
     auto w = make_weight(rng, k.type, k.rows, k.cols);

@@ -108,7 +108,13 @@ inline RandomWeight make_weight(std::mt19937& rng, WeightType type, int64_t rows
             put_half(at, dist(rng) * 0.01f);
             break;
           case WeightType::Q4_0:
+          case WeightType::Q5_0:
             put_half(at, dist(rng) * 0.1f);
+            break;
+          case WeightType::Q4_1:
+          case WeightType::Q5_1:  // d and m
+            put_half(at, dist(rng) * 0.1f);
+            put_half(at + 2, dist(rng) * 0.5f);
             break;
           case WeightType::IQ4_NL:
           case WeightType::IQ4_XS:  // every 6-bit sub-block scale: its random bytes

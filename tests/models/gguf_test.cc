@@ -179,6 +179,9 @@ void write_dequantized_copy(const std::string& in, const std::string& out) {
       case formats::GgmlType::F16: w.type = kernels::WeightType::F16; break;
       case formats::GgmlType::Q8_0: w.type = kernels::WeightType::Q8_0; break;
       case formats::GgmlType::Q4_0: w.type = kernels::WeightType::Q4_0; break;
+      case formats::GgmlType::Q4_1: w.type = kernels::WeightType::Q4_1; break;
+      case formats::GgmlType::Q5_0: w.type = kernels::WeightType::Q5_0; break;
+      case formats::GgmlType::Q5_1: w.type = kernels::WeightType::Q5_1; break;
       case formats::GgmlType::Q3_K: w.type = kernels::WeightType::Q3_K; break;
       case formats::GgmlType::Q4_K: w.type = kernels::WeightType::Q4_K; break;
       case formats::GgmlType::Q5_K: w.type = kernels::WeightType::Q5_K; break;
@@ -208,7 +211,10 @@ TEST(GgufModel, QuantizedFilesComputeTheirDequantizedModel) {
                         Case{"qwen35-small", formats::GgmlType::Q5_K, 0.6, true},
                         Case{"qwen35-small", formats::GgmlType::Q3_K, 1.5},
                         Case{"qwen35-tiny", formats::GgmlType::IQ4_NL, 1.5},
-                        Case{"qwen35-small", formats::GgmlType::IQ4_XS, 1.5}}) {
+                        Case{"qwen35-small", formats::GgmlType::IQ4_XS, 1.5},
+                        Case{"qwen35-tiny", formats::GgmlType::Q4_1, 1.5},
+                        Case{"qwen35-small", formats::GgmlType::Q5_0, 0.6},
+                        Case{"qwen35-tiny", formats::GgmlType::Q5_1, 0.6}}) {
     const std::string what = c.checkpoint + " " + std::string(formats::ggml_type_name(c.type)) + (c.k_m ? "_M" : "");
     const std::string tag = std::string(formats::ggml_type_name(c.type)) + (c.k_m ? "-m" : "");
     const TempFile quantized{temp_path(c.checkpoint + "-q-" + tag)};

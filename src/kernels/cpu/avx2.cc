@@ -449,7 +449,7 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
     // by matmul for a product of many tokens, else computed here.
     const float* sc[RH] = {};
     alignas(32) float factored[RH][24];
-    const bool fp32_scales = MINS || SUB || w.factors != nullptr;  // else fp16 ones (Q8_0, Q4_0, IQ4_NL)
+    const bool fp32_scales = MINS || SUB || w.factors != nullptr;  // else fp16 ones (Q8_0, Q4_0, Q5_0, IQ4_NL)
 #pragma GCC unroll 8
     for (int h = 0; h < RH; ++h) {
       if (!fp32_scales) continue;
@@ -483,7 +483,7 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
         __m256 scale;
         if (fp32_scales) {
           scale = _mm256_loadu_ps(sc[h]);
-        } else {  // fp16 scales beside the records (Q8_0, Q4_0, IQ4_NL): converted exactly
+        } else {  // fp16 scales beside the records (Q8_0, Q4_0, Q5_0, IQ4_NL): converted
           scale = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(
               w.half_scales + ((g0 + h) / 2 * w.blocks + b) * kPackRows + 8 * ((g0 + h) % 2))));
         }
@@ -599,8 +599,10 @@ void int8_tile_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int
     }
   } else if (w.bits == 6) {  // MLX 6-bit
     int8_panels_avx2<6, true>(w, a, t0, t1, p0, p1, y, scratch);
-  } else if (w.bits == 5) {  // Q5_K
+  } else if (w.bits == 5 && w.has_mins) {  // Q5_K, Q5_1
     int8_panels_avx2<5, true>(w, a, t0, t1, p0, p1, y, scratch);
+  } else if (w.bits == 5) {  // Q5_0
+    int8_panels_avx2<5, false>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.has_mins) {
     int8_panels_avx2<4, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else {

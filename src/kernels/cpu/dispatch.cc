@@ -1,6 +1,7 @@
 // ops.h entry points: ISA selection and the threaded matrix product.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
@@ -151,6 +152,16 @@ void matmul_packed(const PackedView& w, const float* x, int64_t n, float* y) {
     const auto quantize = w.factors != nullptr ? k.quantize_rows_super : k.quantize_rows;
     parallel_for(n, 4.0 * static_cast<double>(w.cols),
                  [&](int64_t t) { quantize(x, t, t + 1, w.cols, qp, dp, sp, xp); });
+    if (w.q8_1_sums) {  // Q4_1, Q5_1: the mins multiply block_q8_1's rounded sums, not Σx
+      parallel_for(n, static_cast<double>(w.cols), [&](int64_t t) {
+        for (int64_t b = 0; b < w.blocks; ++b) {
+          const float* xb = x + t * w.cols + b * cpu::kQBlock;
+          float amax = 0.0f;
+          for (int64_t c = 0; c < cpu::kQBlock; ++c) amax = std::max(amax, std::fabs(xb[c]));
+          xp[t * w.blocks + b] = cpu::q8_1_sum(amax, sp[t * w.blocks + b]);
+        }
+      });
+    }
     a.q = qp;
     a.d = dp;
     a.qsum = sp;
@@ -284,6 +295,9 @@ void check_weight(const WeightMatrix& w, const char* what) {
     case WeightType::F16:
     case WeightType::Q8_0:
     case WeightType::Q4_0:
+    case WeightType::Q4_1:
+    case WeightType::Q5_0:
+    case WeightType::Q5_1:
     case WeightType::Q3_K:
     case WeightType::Q4_K:
     case WeightType::Q5_K:

@@ -53,7 +53,7 @@ inline void store_rows(float* dst, __m512 v, int64_t r0, int64_t rows) {
 // GEMV tile: two short chains of dependent vpdpbusd per block instead of one); integer sums are exact in
 // any order, so S never changes a result. The fp32 steps per block (convert, × d, fused multiply-add with
 // the scale, then the mins' one) are the same for every lane and tile. OFF: the stored weights carry an
-// offset (w.offset ≠ 0: Q8_0, Q4_0, Q6_K, Q3_K), which the sums start from (−offset · Σq); without one they
+// offset (w.offset ≠ 0: Q8_0, Q4_0, Q5_0, Q6_K, Q3_K), which the sums start from (−offset · Σq); without one they
 // start at 0.
 // SUB (sub16, Q6_K: 6-bit, Q3_K: 4-bit, both with an offset): columns 0–15 and 16–31 keep separate sums
 // (chunks 0–3 and 4–7: in the 4-bit layout the low and the high nibbles), each starting from −offset · its
@@ -205,7 +205,7 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
         const auto* fs = reinterpret_cast<const float*>(fp32[i] + b * fp32_stride);
         sc[i] = _mm512_loadu_ps(fs);  // the expansion is a std::vector's: 16-byte aligned
         second[i] = _mm512_loadu_ps(fs + kPackRows);
-      } else {  // fp16 scales beside the records (Q8_0, Q4_0): converted exactly
+      } else {  // fp16 scales beside the records (Q8_0, Q4_0, Q5_0): converted exactly
         sc[i] = _mm512_cvtph_ps(
             _mm256_load_si256(reinterpret_cast<const __m256i*>(w.half_scales + ((p + i) * w.blocks + b) * kPackRows)));
       }
@@ -444,8 +444,10 @@ void int8_tile_avx512vnni(const PackedView& w, const QuantizedRows& a, int64_t t
     }
   } else if (w.bits == 6) {  // MLX 6-bit
     int8_panels<6, true, false>(w, a, t0, t1, p0, p1, y, scratch);
-  } else if (w.bits == 5) {  // Q5_K
+  } else if (w.bits == 5 && w.has_mins) {  // Q5_K, Q5_1
     int8_panels<5, true, false>(w, a, t0, t1, p0, p1, y, scratch);
+  } else if (w.bits == 5) {  // Q5_0
+    int8_panels<5, false, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.has_mins) {
     int8_offset<4, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else {

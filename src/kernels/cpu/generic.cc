@@ -221,6 +221,30 @@ void ggml_dequantize_row_generic(const WeightMatrix& w, int64_t r, float* out) {
         }
       }
       return;
+    case WeightType::Q4_1:
+    case WeightType::Q5_0:
+    case WeightType::Q5_1: {  // as ggml: (q − 16) · d for Q5_0, q · d + m (multiply, then add) for the others
+      const bool has_m = w.type != WeightType::Q5_0, five = w.type != WeightType::Q4_1;
+      for (int64_t i = 0; i < nb; ++i) {
+        const uint8_t* b = row + i * block_bytes(w.type);
+        const float d = load_half(b), m = has_m ? load_half(b + 2) : 0.0f;
+        uint32_t qh = 0;
+        if (five) std::memcpy(&qh, b + (has_m ? 4 : 2), sizeof qh);
+        const uint8_t* qs = b + (has_m ? 4 : 2) + (five ? 4 : 0);
+        for (int j = 0; j < 16; ++j) {
+          const int q0 = static_cast<int>((qs[j] & 0xF) | (((qh >> j) & 1u) << 4));
+          const int q1 = static_cast<int>((qs[j] >> 4) | (((qh >> (16 + j)) & 1u) << 4));
+          if (has_m) {
+            out[i * 32 + j] = static_cast<float>(q0) * d + m;
+            out[i * 32 + j + 16] = static_cast<float>(q1) * d + m;
+          } else {
+            out[i * 32 + j] = static_cast<float>(q0 - 16) * d;
+            out[i * 32 + j + 16] = static_cast<float>(q1 - 16) * d;
+          }
+        }
+      }
+      return;
+    }
     case WeightType::IQ4_NL:
       for (int64_t i = 0; i < nb; ++i) {
         const uint8_t* b = row + i * 18;
@@ -340,7 +364,7 @@ void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, 
             (w.sub16 && c >= 16 ? dot2 : dot) += qw * xq[c];
           }
           float scale, mn = 0.0f;  // mn: the min, or (sub16) the scale of columns 16–31
-          if (w.half_scales != nullptr) {  // fp16 scales beside the records (Q8_0, Q4_0, IQ4_NL)
+          if (w.half_scales != nullptr) {  // fp16 scales beside the records (Q8_0, Q4_0, Q5_0, IQ4_NL)
             scale = f16_to_f32(w.half_scales[(p * w.blocks + b) * kPackRows + i]);
           } else if (w.factors != nullptr) {  // Q3_K–Q6_K, IQ4_XS: d · first, d2 · second (exact)
             const int8_t* f = w.factors + (p * w.blocks + b) * kFactorBytes;

@@ -107,17 +107,25 @@ struct QuantizedRows {
   int64_t blocks = 0;
 };
 
+// v rounded to 11 significant bits (to nearest, ties to even): IEEE half precision with float's exponent range.
+inline float round_to_half_precision(float v) {
+  uint32_t bits = 0;
+  __builtin_memcpy(&bits, &v, sizeof bits);
+  bits = (bits + 0xFFFu + ((bits >> 13) & 1u)) & ~0x1FFFu;
+  __builtin_memcpy(&v, &bits, sizeof v);
+  return v;
+}
 // The scale d of one quantized activation block: max|x| / 127 rounded to 11 significant bits (to nearest,
 // ties to even), i.e. to IEEE half precision but with float's exponent range. Within half's normal range
 // (max|x| from 2^−14 · 127 to 65504 · 127) this is the fp16 d of ggml's block_q8_0, the activation block
 // llama.cpp multiplies Q8_0 and Q4_0 weights with; outside it verdict keeps float's range.
-inline float int8_block_scale(float amax) {
-  float d = amax / 127.0f;
-  uint32_t bits = 0;
-  __builtin_memcpy(&bits, &d, sizeof bits);
-  bits = (bits + 0xFFFu + ((bits >> 13) & 1u)) & ~0x1FFFu;
-  __builtin_memcpy(&d, &bits, sizeof d);
-  return d;
+inline float int8_block_scale(float amax) { return round_to_half_precision(amax / 127.0f); }
+
+// The sum s of ggml's block_q8_1 (the activations llama.cpp multiplies Q4_1 and Q5_1 weights with), which their
+// mins multiply: (max|x| / 127) · Σq in fp32 (the scale before its rounding), rounded to 11 significant bits as
+// int8_block_scale (ggml's fp16 s within half's range).
+inline float q8_1_sum(float amax, int32_t qsum) {
+  return round_to_half_precision(amax / 127.0f * static_cast<float>(qsum));
 }
 
 // e^r on |r| ≤ ln 2 / 2 (Cephes expf): e^r ≈ 1 + r + r² · P(r), P's coefficients highest degree first;

@@ -29,7 +29,7 @@ float half_at(const uint8_t* p) {
 }
 
 // One 32-column block of row r as W = scale · q + min with unsigned q (stored value = q + offset; Q8_0,
-// Q4_0: min = 0; IQ4_NL, IQ4_XS: q holds the nibble, whose value kIq4Values[q] the kernels look up). Q3_K–Q6_K
+// Q4_0, Q5_0: min = 0; IQ4_NL, IQ4_XS: q holds the nibble, whose value kIq4Values[q] the kernels look up). Q3_K–Q6_K
 // and IQ4_XS give the file's factors instead: Q4_K, Q5_K W = (d · first) · q + d2 · second (first = sc,
 // second = −m, d2 = dmin); Q6_K, Q3_K W = (d · first) · q on columns 0–15 and (d · second) · q on 16–31
 // (d2 = d); IQ4_XS W = (d · first) · value (second = 0).
@@ -49,17 +49,18 @@ bool factored_scales(WeightType t) {
 int pack_offset(const WeightMatrix& w) {
   if (w.type == WeightType::Q8_0 || w.type == WeightType::IQ4_NL || w.type == WeightType::IQ4_XS) return 128;
   if (w.type == WeightType::Q6_K) return 32;
+  if (w.type == WeightType::Q5_0) return 16;
   if (w.type == WeightType::Q4_0) return 8;
   if (w.type == WeightType::Q3_K) return 4;
   return 0;
 }
 
-// Bits of the stored values of `w`'s Int8 records: 8 (Q8_0, MLX 8-bit), 6 (Q6_K, MLX 6-bit), 5 (Q5_K) or 4
-// (Q4_0, Q3_K, Q4_K, IQ4_NL, IQ4_XS: their nibbles, MLX 4-bit).
+// Bits of the stored values of `w`'s Int8 records: 8 (Q8_0, MLX 8-bit), 6 (Q6_K, MLX 6-bit), 5 (Q5_0, Q5_1, Q5_K)
+// or 4 (Q4_0, Q4_1, Q3_K, Q4_K, IQ4_NL, IQ4_XS: their nibbles, MLX 4-bit).
 int pack_bits(const WeightMatrix& w) {
   if (w.type == WeightType::Q8_0) return 8;
   if (w.type == WeightType::Q6_K) return 6;
-  if (w.type == WeightType::Q5_K) return 5;
+  if (w.type == WeightType::Q5_K || w.type == WeightType::Q5_0 || w.type == WeightType::Q5_1) return 5;
   if (w.type == WeightType::MlxAffine) return w.bits;
   return 4;
 }
@@ -80,6 +81,23 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
       for (int i = 0; i < 16; ++i) {
         out.q[i] = blk[2 + i] & 0xF;
         out.q[16 + i] = blk[2 + i] >> 4;
+      }
+      return;
+    }
+    case WeightType::Q4_1:
+    case WeightType::Q5_0:
+    case WeightType::Q5_1: {  // Q4_0's nibbles; Q5_0, Q5_1: bit 4 of value i at bit i of qh; Q4_1, Q5_1: a min m
+      const bool has_m = w.type != WeightType::Q5_0;
+      const bool five = w.type != WeightType::Q4_1;
+      const uint8_t* blk = w.blocks + r * w.row_bytes() + b * block_bytes(w.type);
+      out.scale = half_at(blk);
+      out.min = has_m ? half_at(blk + 2) : 0.0f;
+      uint32_t qh = 0;
+      if (five) std::memcpy(&qh, blk + (has_m ? 4 : 2), sizeof qh);
+      const uint8_t* qs = blk + (has_m ? 4 : 2) + (five ? 4 : 0);
+      for (int i = 0; i < 16; ++i) {
+        out.q[i] = static_cast<uint8_t>((qs[i] & 0xF) | (((qh >> i) & 1u) << 4));
+        out.q[16 + i] = static_cast<uint8_t>((qs[i] >> 4) | (((qh >> (16 + i)) & 1u) << 4));
       }
       return;
     }
@@ -176,6 +194,9 @@ PackKind preferred_pack(const WeightMatrix& w) {
   switch (w.type) {
     case WeightType::Q8_0:
     case WeightType::Q4_0:
+    case WeightType::Q4_1:
+    case WeightType::Q5_0:
+    case WeightType::Q5_1:
     case WeightType::IQ4_NL:
     case WeightType::IQ4_XS:
     case WeightType::Q3_K:
@@ -223,14 +244,15 @@ bool plan_layout(const WeightMatrix& w, PackKind kind, PackedView* v, int64_t& b
   }
   if (kind == PackKind::Int8) {
     const bool ok = w.cols % kQBlock == 0 &&
-                    (w.type == WeightType::Q8_0 || w.type == WeightType::Q4_0 || w.type == WeightType::IQ4_NL ||
-                     factored_scales(w.type) ||
+                    ((is_ggml_type(w.type) && w.type != WeightType::F16) ||
                      (w.type == WeightType::MlxAffine && (w.bits == 4 || w.bits == 6 || w.bits == 8) &&
                       w.group_size % kQBlock == 0));
     if (!ok) return false;
     v->bits = pack_bits(w);
     v->offset = pack_offset(w);
-    v->has_mins = w.type == WeightType::Q4_K || w.type == WeightType::Q5_K || w.type == WeightType::MlxAffine;
+    v->q8_1_sums = w.type == WeightType::Q4_1 || w.type == WeightType::Q5_1;
+    v->has_mins = w.type == WeightType::Q4_K || w.type == WeightType::Q5_K || w.type == WeightType::MlxAffine ||
+                  v->q8_1_sums;
     v->sub16 = w.type == WeightType::Q6_K || w.type == WeightType::Q3_K;
     v->iq4 = w.type == WeightType::IQ4_NL || w.type == WeightType::IQ4_XS;
     v->blocks = w.cols / kQBlock;
@@ -240,10 +262,10 @@ bool plan_layout(const WeightMatrix& w, PackKind kind, PackedView* v, int64_t& b
       if (v->blocks % kSuperBlocks != 0) return false;
       v->block_stride = weight_bytes;
       bytes = records * (weight_bytes + kFactorBytes) + records / kSuperBlocks * kSuperFloats * 4;
-    } else if (v->has_mins) {  // MLX: fp32 scales and mins in the record
+    } else if (v->has_mins) {  // MLX, Q4_1, Q5_1: fp32 scales and mins in the record
       v->block_stride = weight_bytes + 128;
       bytes = records * v->block_stride;
-    } else {  // Q8_0, Q4_0, IQ4_NL: fp16 scales beside the records
+    } else {  // Q8_0, Q4_0, Q5_0, IQ4_NL: fp16 scales beside the records
       v->block_stride = weight_bytes;
       bytes = records * (weight_bytes + 2 * kPackRows);
     }
@@ -319,7 +341,7 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
             float* s = super_scales + (p * (pv.blocks / kSuperBlocks) + b / kSuperBlocks) * kSuperFloats;
             s[i] = parts.d;
             s[kPackRows + i] = parts.d2;
-          } else {  // MLX
+          } else {  // MLX, Q4_1, Q5_1
             std::memcpy(rec + weight_bytes + 4 * i, &parts.scale, sizeof(float));
             std::memcpy(rec + weight_bytes + 64 + 4 * i, &parts.min, sizeof(float));
           }

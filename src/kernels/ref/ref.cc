@@ -81,6 +81,17 @@ void iq4xs_value(const uint8_t* b, int i, float& dl, int& q) {
   q = kIq4Values[l < 16 ? (byte & 0xF) : (byte >> 4)];
 }
 
+// Value i (0..31) of a Q4_1, Q5_0 or Q5_1 block b as stored: the nibble of qs[i % 16] (low for i < 16), for
+// Q5_0 and Q5_1 plus 16 · bit i of the 32-bit little-endian qh; qs and qh follow d (and Q4_1/Q5_1's m).
+int legacy_value(WeightType t, const uint8_t* b, int i) {
+  const int head = t == WeightType::Q5_0 ? 2 : 4;
+  const bool five = t != WeightType::Q4_1;
+  const uint8_t byte = b[head + (five ? 4 : 0) + i % 16];
+  int q = i < 16 ? (byte & 0xF) : (byte >> 4);
+  if (five) q += 16 * ((b[head + i / 8] >> (i % 8)) & 1);
+  return q;
+}
+
 float ggml_weight_at(const WeightMatrix& w, int64_t r, int64_t c) {
   const uint8_t* row = w.blocks + r * w.row_bytes();
   const int64_t bv = block_values(w.type);
@@ -95,6 +106,13 @@ float ggml_weight_at(const WeightMatrix& w, int64_t r, int64_t c) {
       const uint8_t byte = b[2 + i % 16];
       const int q = i < 16 ? (byte & 0xF) : (byte >> 4);
       return static_cast<float>(q - 8) * half_at(b);
+    }
+    case WeightType::Q5_0:
+      return static_cast<float>(legacy_value(w.type, b, i) - 16) * half_at(b);
+    case WeightType::Q4_1:
+    case WeightType::Q5_1: {
+      const float scaled = static_cast<float>(legacy_value(w.type, b, i)) * half_at(b);
+      return scaled + half_at(b + 2);
     }
     case WeightType::IQ4_NL: {
       const uint8_t byte = b[2 + i % 16];
@@ -178,6 +196,9 @@ float weight_at(const WeightMatrix& w, int64_t r, int64_t c) {
     case WeightType::F16:
     case WeightType::Q8_0:
     case WeightType::Q4_0:
+    case WeightType::Q4_1:
+    case WeightType::Q5_0:
+    case WeightType::Q5_1:
     case WeightType::Q3_K:
     case WeightType::Q4_K:
     case WeightType::Q5_K:
@@ -224,6 +245,16 @@ void quantize_super_block(const float* x, int8_t* q, float& d) {
   d = amax != 0.0f ? 1.0f / inv : 0.0f;
 }
 
+double q8_1_block_sum(const float* x, int32_t qsum) {
+  float amax = 0.0f;
+  for (int i = 0; i < 32; ++i) amax = std::fmax(amax, std::fabs(x[i]));
+  const float s = amax / 127.0f * static_cast<float>(qsum);  // in fp32, as ggml
+  if (s == 0.0f) return 0.0;
+  int e = 0;
+  const double m = std::frexp(static_cast<double>(s), &e);
+  return std::ldexp(std::nearbyint(std::ldexp(m, 11)), e - 11);
+}
+
 bool super_block_activations(const WeightMatrix& w) {
   return w.type == WeightType::Q3_K || w.type == WeightType::Q4_K || w.type == WeightType::Q5_K ||
          w.type == WeightType::Q6_K || w.type == WeightType::IQ4_XS;
@@ -234,9 +265,17 @@ void int8_parts(const WeightMatrix& w, int64_t r, int64_t c, double& scaled, dou
   switch (w.type) {
     case WeightType::Q8_0:
     case WeightType::Q4_0:
+    case WeightType::Q5_0:
     case WeightType::IQ4_NL:
       scaled = weight_at(w, r, c);  // d · q, exact in fp32
       return;
+    case WeightType::Q4_1:
+    case WeightType::Q5_1: {
+      const uint8_t* b = w.blocks + r * w.row_bytes() + (c / 32) * block_bytes(w.type);
+      scaled = static_cast<double>(half_at(b)) * legacy_value(w.type, b, static_cast<int>(c % 32));
+      min = half_at(b + 2);
+      return;
+    }
     case WeightType::IQ4_XS: {  // the kernels scale each half's integer sums by dl: exact here
       float dl = 0.0f;
       int q = 0;
@@ -296,6 +335,7 @@ void int8_parts(const WeightMatrix& w, int64_t r, int64_t c, double& scaled, dou
 void matmul_int8(const WeightMatrix& w, const float* x, int64_t n, float* y) {
   // K-quant weights: one scale per 256-column super-block, and the mins multiply the quantized activations.
   const bool super = super_block_activations(w);
+  const bool q8_1 = w.type == WeightType::Q4_1 || w.type == WeightType::Q5_1;
   const int64_t block = super ? 256 : 32;
   std::vector<int8_t> q(static_cast<std::size_t>(block));
   for (int64_t t = 0; t < n; ++t) {
@@ -305,12 +345,20 @@ void matmul_int8(const WeightMatrix& w, const float* x, int64_t n, float* y) {
         const float* xb = x + t * w.cols + b * block;
         float d = 0.0f;
         (super ? quantize_super_block : quantize_block)(xb, q.data(), d);
+        double min = 0.0;
+        int32_t qsum = 0;
         for (int64_t i = 0; i < block; ++i) {
-          double scaled = 0.0, min = 0.0;
+          double scaled = 0.0;
           int8_parts(w, r, b * block + i, scaled, min);
           const double xq = static_cast<double>(d) * q[static_cast<std::size_t>(i)];
-          acc += scaled * xq + min * (super ? xq : static_cast<double>(xb[i]));
+          qsum += q[static_cast<std::size_t>(i)];
+          if (q8_1) {
+            acc += scaled * xq;
+          } else {
+            acc += scaled * xq + min * (super ? xq : static_cast<double>(xb[i]));
+          }
         }
+        if (q8_1) acc += min * q8_1_block_sum(xb, qsum);
       }
       y[t * w.rows + r] = static_cast<float>(acc);
     }

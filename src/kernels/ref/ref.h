@@ -15,11 +15,14 @@ void matmul(const WeightMatrix& w, const float* x, int64_t n, float* y);
 // The Int8 contract of matmul with packed weights (ops.h): activations quantized per token and 32-column
 // block (quantize_block), or for Q4_K, Q5_K and Q6_K weights per 256-column super-block
 // (quantize_super_block); weights split per block into W = scaled + min (scaled = s_b · q, the integer
-// part; min = m_b, multiplied with the exact Σx of the block, or for the K-quants with Σ d · q); sums in
-// double.
+// part; min = m_b, multiplied with the exact Σx of the block, for the K-quants with Σ d · q, for Q4_1 and
+// Q5_1 with q8_1_block_sum); sums in double.
 void quantize_block(const float* x, int8_t* q, float& d);        // 32 values; d in fp16 precision (ops.h)
 void quantize_super_block(const float* x, int8_t* q, float& d);  // 256 values; d = 1 / (127 / max|x|)
-bool super_block_activations(const WeightMatrix& w);             // Q4_K, Q5_K, Q6_K
+bool super_block_activations(const WeightMatrix& w);             // Q3_K–Q6_K, IQ4_XS
+// The sum of ggml's block_q8_1 over 32 values x quantized to integers summing to qsum: (max|x| / 127) · qsum in
+// fp32, rounded to 11 significant bits; what the mins of Q4_1 and Q5_1 multiply.
+double q8_1_block_sum(const float* x, int32_t qsum);
 void int8_parts(const WeightMatrix& w, int64_t r, int64_t c, double& scaled, double& min);
 void matmul_int8(const WeightMatrix& w, const float* x, int64_t n, float* y);
 // The Bf16 contract: activations rounded to bf16, weights exact, sums in double.

@@ -40,6 +40,9 @@ int64_t file_type_id(GgmlType t) {
     case GgmlType::F32: return 0;
     case GgmlType::F16: return 1;
     case GgmlType::Q4_0: return 2;
+    case GgmlType::Q4_1: return 3;
+    case GgmlType::Q5_0: return 8;
+    case GgmlType::Q5_1: return 9;
     case GgmlType::Q8_0: return 7;
     case GgmlType::Q3_K: return 11;  // LLAMA_FTYPE_MOSTLY_Q3_K_S
     case GgmlType::Q4_K: return 14;  // LLAMA_FTYPE_MOSTLY_Q4_K_S (15: MOSTLY_Q4_K_M, the recipe)
