@@ -57,11 +57,11 @@ void quantize_q8_0(const float* x, int64_t n, uint8_t* out) {
   }
 }
 
-// min(15, trunc(v + 8.5)) for v in [−8, 8] (finite input); NaN gives 0.
-int q4_0_level(float v) {
-  const float f = v + 8.5f;
+// min(top, trunc(f)), the MIN(top, (int)(…)) of ggml's legacy quantizers, for f ≥ 0; 0 for a negative f or NaN
+// (which ggml's quantizers never meet on finite input).
+int level(float f, int top) {
   if (!(f >= 0.0f)) return 0;
-  return f >= 15.0f ? 15 : static_cast<int>(f);
+  return f >= static_cast<float>(top) ? top : static_cast<int>(f);
 }
 
 // Q4_0: d = (the value of largest magnitude) / −8, q = min(15, trunc(x / d + 8.5)).
@@ -71,18 +71,15 @@ void quantize_q4_0(const float* x, int64_t n, uint8_t* out) {
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     store_f16(out, d);
     for (int j = 0; j < kQ4 / 2; ++j) {
-      const int lo = q4_0_level(x[j] * id), hi = q4_0_level(x[j + kQ4 / 2] * id);
+      const int lo = level(x[j] * id + 8.5f, 15), hi = level(x[j + kQ4 / 2] * id + 8.5f, 15);
       out[2 + j] = static_cast<uint8_t>(lo | (hi << 4));
     }
   }
 }
 
-// trunc(f) as an int for f in [0, limit] (C's float-to-integer conversion there), else 0 (NaN included; ggml's
-// quantizers never meet those for finite input).
-int truncated(float f, float limit) { return f >= 0.0f && f <= limit ? static_cast<int>(f) : 0; }
-
-// Q4_1 and Q5_1 (levels 15 or 31): d = (max − min) / levels, m = min, q = trunc((x − min) / d + 0.5) (Q4_1: at
-// most 15); Q5_1 stores bit 4 of value j at bit j of the 32-bit qh before the nibbles.
+// Q4_1 and Q5_1 (levels 15 or 31): d = (max − min) / levels, m = min, q = min(levels, trunc((x − min) / d + 0.5))
+// (ggml clamps Q4_1 only; Q5_1's q cannot exceed 31: (x − min) / d ≤ 31 within rounding); Q5_1 stores bit 4 of
+// value j at bit j of the 32-bit qh before the nibbles.
 void quantize_affine(const float* x, int64_t n, uint8_t* out, int levels) {
   const bool five = levels == 31;
   const int64_t bytes = five ? 24 : 20;
@@ -99,12 +96,7 @@ void quantize_affine(const float* x, int64_t n, uint8_t* out, int levels) {
     uint32_t qh = 0;
     uint8_t* qs = out + (five ? 8 : 4);
     for (int j = 0; j < kQ4 / 2; ++j) {
-      int lo = truncated((x[j] - min) * id + 0.5f, 255.0f);
-      int hi = truncated((x[j + kQ4 / 2] - min) * id + 0.5f, 255.0f);
-      if (!five) {
-        lo = std::min(lo, 15);
-        hi = std::min(hi, 15);
-      }
+      const int lo = level((x[j] - min) * id + 0.5f, levels), hi = level((x[j + kQ4 / 2] - min) * id + 0.5f, levels);
       qs[j] = static_cast<uint8_t>((lo & 0xF) | ((hi & 0xF) << 4));
       qh |= static_cast<uint32_t>((lo >> 4) & 1) << j | static_cast<uint32_t>((hi >> 4) & 1) << (j + kQ4 / 2);
     }
@@ -121,8 +113,7 @@ void quantize_q5_0(const float* x, int64_t n, uint8_t* out) {
     store_f16(out, d);
     uint32_t qh = 0;
     for (int j = 0; j < kQ4 / 2; ++j) {
-      const int lo = std::min(31, truncated(x[j] * id + 16.5f, 127.0f));
-      const int hi = std::min(31, truncated(x[j + kQ4 / 2] * id + 16.5f, 127.0f));
+      const int lo = level(x[j] * id + 16.5f, 31), hi = level(x[j + kQ4 / 2] * id + 16.5f, 31);
       out[6 + j] = static_cast<uint8_t>((lo & 0xF) | ((hi & 0xF) << 4));
       qh |= static_cast<uint32_t>(lo >> 4) << j | static_cast<uint32_t>(hi >> 4) << (j + kQ4 / 2);
     }

@@ -224,23 +224,12 @@ void ggml_dequantize_row_generic(const WeightMatrix& w, int64_t r, float* out) {
     case WeightType::Q4_1:
     case WeightType::Q5_0:
     case WeightType::Q5_1: {  // as ggml: (q − 16) · d for Q5_0, q · d + m (multiply, then add) for the others
-      const bool has_m = w.type != WeightType::Q5_0, five = w.type != WeightType::Q4_1;
       for (int64_t i = 0; i < nb; ++i) {
         const uint8_t* b = row + i * block_bytes(w.type);
-        const float d = load_half(b), m = has_m ? load_half(b + 2) : 0.0f;
-        uint32_t qh = 0;
-        if (five) std::memcpy(&qh, b + (has_m ? 4 : 2), sizeof qh);
-        const uint8_t* qs = b + (has_m ? 4 : 2) + (five ? 4 : 0);
-        for (int j = 0; j < 16; ++j) {
-          const int q0 = static_cast<int>((qs[j] & 0xF) | (((qh >> j) & 1u) << 4));
-          const int q1 = static_cast<int>((qs[j] >> 4) | (((qh >> (16 + j)) & 1u) << 4));
-          if (has_m) {
-            out[i * 32 + j] = static_cast<float>(q0) * d + m;
-            out[i * 32 + j + 16] = static_cast<float>(q1) * d + m;
-          } else {
-            out[i * 32 + j] = static_cast<float>(q0 - 16) * d;
-            out[i * 32 + j + 16] = static_cast<float>(q1 - 16) * d;
-          }
+        const float d = load_half(b), m = w.type != WeightType::Q5_0 ? load_half(b + 2) : 0.0f;
+        for (int j = 0; j < 32; ++j) {
+          const int q = legacy_value(w.type, b, j);
+          out[i * 32 + j] = w.type == WeightType::Q5_0 ? static_cast<float>(q - 16) * d : static_cast<float>(q) * d + m;
         }
       }
       return;

@@ -73,6 +73,17 @@ inline int iq4xs_scale(const uint8_t* b, int j) {
   return ((b[4 + j / 2] >> (4 * (j % 2))) & 0xF) | (((b[2 + j / 4] >> (2 * (j % 4))) & 3) << 4);
 }
 
+// Value i (0–31) of a Q4_1, Q5_0 or Q5_1 block `b` as stored, q ∈ [0, 15] or [0, 31] (ops.h): the nibble of
+// qs[i % 16] (the low one for i < 16), for Q5_0 and Q5_1 plus bit i of the little-endian 32-bit qh as bit 4; qs
+// and qh follow d (and Q4_1's and Q5_1's m).
+inline int legacy_value(WeightType t, const uint8_t* b, int i) {
+  const int head = t == WeightType::Q5_0 ? 2 : 4;
+  const bool five = t != WeightType::Q4_1;
+  const uint8_t byte = b[head + (five ? 4 : 0) + i % 16];
+  const int low = i < 16 ? (byte & 0xF) : (byte >> 4);
+  return five ? low | (((b[head + i / 8] >> (i % 8)) & 1) << 4) : low;
+}
+
 // Value e (0–255) of a Q3_K super-block `b` as stored, q ∈ [0, 7] (ggml's value is q − 4; ops.h), and
 // sub-block i's (0–15) scale, its 6-bit field minus 32 (the 4 low bits in scales[i % 8], upper nibble for
 // i ≥ 8; the 2 high bits at bit 2 · (i / 4) of scales[8 + i % 4]).

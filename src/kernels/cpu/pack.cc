@@ -86,19 +86,11 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
     }
     case WeightType::Q4_1:
     case WeightType::Q5_0:
-    case WeightType::Q5_1: {  // Q4_0's nibbles; Q5_0, Q5_1: bit 4 of value i at bit i of qh; Q4_1, Q5_1: a min m
-      const bool has_m = w.type != WeightType::Q5_0;
-      const bool five = w.type != WeightType::Q4_1;
+    case WeightType::Q5_1: {  // Q4_1, Q5_1: a min m after d
       const uint8_t* blk = w.blocks + r * w.row_bytes() + b * block_bytes(w.type);
       out.scale = half_at(blk);
-      out.min = has_m ? half_at(blk + 2) : 0.0f;
-      uint32_t qh = 0;
-      if (five) std::memcpy(&qh, blk + (has_m ? 4 : 2), sizeof qh);
-      const uint8_t* qs = blk + (has_m ? 4 : 2) + (five ? 4 : 0);
-      for (int i = 0; i < 16; ++i) {
-        out.q[i] = static_cast<uint8_t>((qs[i] & 0xF) | (((qh >> i) & 1u) << 4));
-        out.q[16 + i] = static_cast<uint8_t>((qs[i] >> 4) | (((qh >> (16 + i)) & 1u) << 4));
-      }
+      out.min = w.type != WeightType::Q5_0 ? half_at(blk + 2) : 0.0f;
+      for (int i = 0; i < kQBlock; ++i) out.q[i] = static_cast<uint8_t>(cpu::legacy_value(w.type, blk, i));
       return;
     }
     case WeightType::Q4_K:

@@ -225,16 +225,24 @@ void matmul(const WeightMatrix& w, const float* x, int64_t n, float* y) {
   }
 }
 
+namespace {
+
+// v rounded to 11 significant bits: frexp's mantissa in [0.5, 1) times 2^11 is the significand, rounded to
+// nearest even.
+double round_to_11_bits(float v) {
+  int e = 0;
+  const double m = std::frexp(static_cast<double>(v), &e);
+  return std::ldexp(std::nearbyint(std::ldexp(m, 11)), e - 11);
+}
+
+}  // namespace
+
 void quantize_block(const float* x, int8_t* q, float& d) {
   float amax = 0.0f;
   for (int i = 0; i < 32; ++i) amax = std::fmax(amax, std::fabs(x[i]));
   const float inv = amax != 0.0f ? 127.0f / amax : 0.0f;
   for (int i = 0; i < 32; ++i) q[i] = static_cast<int8_t>(std::nearbyint(x[i] * inv));
-  // The scale rounded to 11 significant bits (half precision, float's range): frexp's mantissa in [0.5, 1)
-  // times 2^11 is the significand, rounded to nearest even.
-  int e = 0;
-  const double m = std::frexp(static_cast<double>(amax / 127.0f), &e);
-  d = static_cast<float>(std::ldexp(std::nearbyint(std::ldexp(m, 11)), e - 11));
+  d = static_cast<float>(round_to_11_bits(amax / 127.0f));  // half precision, float's range
 }
 
 void quantize_super_block(const float* x, int8_t* q, float& d) {
@@ -248,11 +256,7 @@ void quantize_super_block(const float* x, int8_t* q, float& d) {
 double q8_1_block_sum(const float* x, int32_t qsum) {
   float amax = 0.0f;
   for (int i = 0; i < 32; ++i) amax = std::fmax(amax, std::fabs(x[i]));
-  const float s = amax / 127.0f * static_cast<float>(qsum);  // in fp32, as ggml
-  if (s == 0.0f) return 0.0;
-  int e = 0;
-  const double m = std::frexp(static_cast<double>(s), &e);
-  return std::ldexp(std::nearbyint(std::ldexp(m, 11)), e - 11);
+  return round_to_11_bits(amax / 127.0f * static_cast<float>(qsum));  // the product in fp32, as ggml
 }
 
 bool super_block_activations(const WeightMatrix& w) {
