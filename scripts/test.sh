@@ -2,7 +2,7 @@
 # README command 2: install the system packages, build, run every test.
 #   1. release build (warnings as errors) + ctest
 #   2. AddressSanitizer + UBSan build of the tests + ctest
-#   3. libFuzzer targets built with clang, each run for VERDICT_FUZZ_SECONDS (default 15) as a smoke test
+#   3. libFuzzer targets built with clang, each run for VERDICT_FUZZ_SECONDS (default 10) as a smoke test
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export VERDICT_FIXTURES="${VERDICT_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
@@ -21,5 +21,5 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 
 echo "== fuzz targets (smoke run)"
 bash scripts/build.sh fuzz
-bash scripts/fuzz.sh "${VERDICT_FUZZ_SECONDS:-15}"
+bash scripts/fuzz.sh "${VERDICT_FUZZ_SECONDS:-10}"
 echo "all tests passed"
