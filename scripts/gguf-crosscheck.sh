@@ -27,7 +27,7 @@ trap 'rm -rf "$work"' EXIT
 for model in qwen35-tiny qwen35-small; do
   # f32 first: the other types' rows compare with its llama.cpp logits
   types="f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl"
-  [ "$model" = qwen35-small ] && types="$types q3_k q4_k q5_k q6_k iq4_xs"  # K-quants: whole 256-value rows
+  [ "$model" = qwen35-small ] && types="$types q2_k q3_k q4_k q5_k q6_k iq4_xs"  # K-quants: whole 256-value rows
   if [ -n "${CROSSCHECK_TYPES:-}" ]; then  # only these (and f32), e.g. CROSSCHECK_TYPES="iq4_nl iq4_xs"
     keep=f32
     for t in $types; do case " $CROSSCHECK_TYPES " in *" $t "*) keep="$keep $t" ;; esac; done

@@ -17,12 +17,12 @@ int run_convert(Args& args) {
   options.k_m = type == "q4_k_m" || type == "q5_k_m";
   const auto parsed = formats::ggml_type_from_name(type == "q4_k_m" ? "q4_k" : type == "q5_k_m" ? "q5_k" : type);
   const bool plain = type == "f32" || type == "f16" || type == "bf16" || type == "q8_0" || type == "q4_0" ||
-                     type == "q4_1" || type == "q5_0" || type == "q5_1" || type == "q3_k" || type == "q4_k" ||
-                     type == "q5_k" || type == "q6_k" || type == "iq4_nl" || type == "iq4_xs";
+                     type == "q4_1" || type == "q5_0" || type == "q5_1" || type == "q2_k" || type == "q3_k" ||
+                     type == "q4_k" || type == "q5_k" || type == "q6_k" || type == "iq4_nl" || type == "iq4_xs";
   if (!parsed || (!plain && !options.k_m))
     throw UsageError(
-        "--type must be f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs, "
-        "q4_k_m or q5_k_m, not '" +
+        "--type must be f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, "
+        "iq4_xs, q4_k_m or q5_k_m, not '" +
         type + "'");
   options.type = *parsed;
   options.name = args.value("name").value_or("");

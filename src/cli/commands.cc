@@ -104,8 +104,8 @@ const std::vector<Command>& commands() {
        run_chat},
       {"convert", "write a Hugging Face or MLX Qwen3.5 checkpoint as a llama.cpp qwen35 GGUF file",
        "usage: verdict convert IN_DIR OUT.gguf\n"
-       "           [--type f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q3_k|q4_k|q5_k|q6_k|iq4_nl|iq4_xs|\n"
-       "                   q4_k_m|q5_k_m]\n"
+       "           [--type f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q2_k|q3_k|q4_k|q5_k|q6_k|iq4_nl|\n"
+       "                   iq4_xs|q4_k_m|q5_k_m]\n"
        "           [--name NAME]\n\n"
        "Writes the Qwen3.5 checkpoint in IN_DIR (Hugging Face safetensors, or MLX: dequantized\n"
        "first) as a GGUF file that llama.cpp loads: the tensors and metadata llama.cpp's\n"
@@ -115,8 +115,8 @@ const std::vector<Command>& commands() {
        "reference quantizers (rows that are not whole blocks fall back to Q8_0, then F16).\n"
        "verdict loads the file back anywhere a model path is accepted (see docs/gguf.md).\n\n"
        "options:\n"
-       "  --type T       f32 (default), f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q3_k, q4_k, q5_k, q6_k,\n"
-       "                 iq4_nl, iq4_xs\n"
+       "  --type T       f32 (default), f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k,\n"
+       "                 q6_k, iq4_nl, iq4_xs\n"
        "                 (without an importance matrix), or q4_k_m / q5_k_m\n"
        "                 (llama-quantize's mixes: Q4_K / Q5_K, with Q6_K for the output and, in some\n"
        "                 layers, attn_v/attn_qkv and ffn_down)\n"

@@ -121,14 +121,14 @@ void quantize_q5_0(const float* x, int64_t n, uint8_t* out) {
   }
 }
 
-// The best (scale, min) for one 32-value sub-block at levels 0..nmax: start from the full range, then try
-// steps + 1 slightly stretched ranges (nmax + rmin + 0.1 · step levels over it) and keep the weighted
-// least-squares fit with the smallest weighted squared error (ggml's make_qkx2_quants with rdelta 0.1;
-// Q4_K: rmin −1, 20 steps; Q5_K: rmin −0.5, 15 steps). Returns the scale and stores −min (a non-negative
-// offset) in `neg_min`.
-float fit_scale_min(const float* x, const float* w, int nmax, float rmin, int steps, uint8_t* levels,
+// The best (scale, min) for one sub-block of n ≤ 32 values at levels 0..nmax: start from the full range, then
+// try steps + 1 slightly stretched ranges (nmax + rmin + 0.1 · step levels over it) and keep the weighted
+// least-squares fit with the smallest weighted squared error, or with `mad` absolute error (ggml's
+// make_qkx2_quants with rdelta 0.1; Q4_K: 32 values, rmin −1, 20 steps; Q5_K: 32, rmin −0.5, 15 steps; Q2_K: 16,
+// rmin −0.5, 15 steps, mad). Returns the scale and stores −min (a non-negative offset) in `neg_min`.
+float fit_scale_min(const float* x, const float* w, int n, int nmax, float rmin, int steps, bool mad, uint8_t* levels,
                     float* neg_min) {
-  constexpr int n = 32;
+  const auto error = [mad](float diff) { return mad ? std::fabs(diff) : diff * diff; };
   float lo = x[0], hi = x[0], sum_w = w[0], sum_x = w[0] * x[0];
   for (int i = 1; i < n; ++i) {
     lo = std::min(lo, x[i]);
@@ -149,9 +149,9 @@ float fit_scale_min(const float* x, const float* w, int nmax, float rmin, int st
     const int l = std::clamp(nearest_int(iscale * (x[i] - lo)), 0, nmax);
     levels[i] = static_cast<uint8_t>(l);
     const float diff = scale * static_cast<float>(l) + lo - x[i];
-    best += w[i] * (diff * diff);
+    best += w[i] * error(diff);
   }
-  uint8_t trial[n];
+  uint8_t trial[32];
   for (int step = 0; step <= steps; ++step) {
     iscale = (rmin + 0.1f * static_cast<float>(step) + static_cast<float>(nmax)) / (hi - lo);
     float sum_l = 0, sum_l2 = 0, sum_xl = 0;
@@ -174,7 +174,7 @@ float fit_scale_min(const float* x, const float* w, int nmax, float rmin, int st
     float err = 0;
     for (int i = 0; i < n; ++i) {
       const float diff = s * static_cast<float>(trial[i]) + m - x[i];
-      err += w[i] * (diff * diff);
+      err += w[i] * error(diff);
     }
     if (err < best) {
       std::copy(trial, trial + n, levels);
@@ -214,8 +214,8 @@ void quantize_qk_k(const float* x, int64_t n, uint8_t* out, int nmax) {
       for (int l = 0; l < 32; ++l) sum_x2 += xs[l] * xs[l];
       const float av_x = std::sqrt(sum_x2 / 32);
       for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(xs[l]);
-      scales[j] = q5 ? fit_scale_min(xs, weights, 31, -0.5f, 15, levels + 32 * j, &mins[j])
-                     : fit_scale_min(xs, weights, 15, -1.0f, 20, levels + 32 * j, &mins[j]);
+      scales[j] = q5 ? fit_scale_min(xs, weights, 32, 31, -0.5f, 15, false, levels + 32 * j, &mins[j])
+                     : fit_scale_min(xs, weights, 32, 15, -1.0f, 20, false, levels + 32 * j, &mins[j]);
       max_scale = std::max(max_scale, scales[j]);
       max_min = std::max(max_min, mins[j]);
     }
@@ -439,6 +439,45 @@ void quantize_q3_k(const float* x, int64_t n, uint8_t* out) {
   }
 }
 
+// Q2_K: sixteen 16-value sub-blocks, each x ≈ d·sc_j·q − dmin·m_j with 4-bit sc_j, m_j and 2-bit q, fitted with
+// |x| weights and absolute error; d = (largest sub-block scale) / 15, dmin = (largest −min) / 15. Layout as
+// kernels::WeightType::Q2_K reads it: the 16 scale bytes (sc low, m high), qs (Q3_K's 2-bit layout), d, dmin.
+void quantize_q2_k(const float* x, int64_t n, uint8_t* out) {
+  for (int64_t b = 0; b < n / kQK; ++b, x += kQK, out += 84) {
+    uint8_t levels[kQK];
+    float scales[16], mins[16], weights[16];
+    float max_scale = 0, max_min = 0;
+    for (int j = 0; j < 16; ++j) {
+      for (int l = 0; l < 16; ++l) weights[l] = std::fabs(x[16 * j + l]);
+      scales[j] = fit_scale_min(x + 16 * j, weights, 16, 3, -0.5f, 15, true, levels + 16 * j, &mins[j]);
+      if (scales[j] > max_scale) max_scale = scales[j];
+      if (mins[j] > max_min) max_min = mins[j];
+    }
+    std::memset(out, 0, 84);
+    if (max_scale > 0) {  // ggml stores the rounded int as a byte, as here
+      const float iscale = 15.0f / max_scale;
+      for (int j = 0; j < 16; ++j) out[j] = static_cast<uint8_t>(nearest_int(iscale * scales[j]));
+      store_f16(out + 80, max_scale / 15.0f);
+    }
+    if (max_min > 0) {
+      const float iscale = 15.0f / max_min;
+      for (int j = 0; j < 16; ++j) out[j] = static_cast<uint8_t>(out[j] | (nearest_int(iscale * mins[j]) << 4));
+    }
+    store_f16(out + 82, max_min > 0 ? max_min / 15.0f : 0.0f);
+    // Requantize every value with the rounded scales and mins actually stored (a zero scale keeps the fit's).
+    for (int j = 0; j < 16; ++j) {
+      const float d = load_f16(out + 80) * static_cast<float>(out[j] & 0xF);
+      if (d == 0.0f) continue;
+      const float dm = load_f16(out + 82) * static_cast<float>(out[j] >> 4);
+      for (int l = 0; l < 16; ++l)
+        levels[16 * j + l] = static_cast<uint8_t>(std::clamp(nearest_int((x[16 * j + l] + dm) / d), 0, 3));
+    }
+    uint8_t* qs = out + 16;
+    for (int e = 0; e < kQK; ++e)
+      qs[32 * (e / 128) + e % 32] |= static_cast<uint8_t>(levels[e] << (2 * ((e % 128) / 32)));
+  }
+}
+
 // ggml's kvalues_iq4nl: the 16 values an IQ4_NL / IQ4_XS nibble stands for.
 constexpr int8_t kIq4[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
@@ -541,7 +580,7 @@ void check_blocks(GgmlType type, std::size_t n) {
 bool ggml_can_quantize(GgmlType t) {
   return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16 || t == GgmlType::Q8_0 ||
          t == GgmlType::Q4_0 || t == GgmlType::Q4_1 || t == GgmlType::Q5_0 || t == GgmlType::Q5_1 ||
-         t == GgmlType::Q3_K || t == GgmlType::Q4_K || t == GgmlType::Q5_K ||
+         t == GgmlType::Q2_K || t == GgmlType::Q3_K || t == GgmlType::Q4_K || t == GgmlType::Q5_K ||
          t == GgmlType::Q6_K || t == GgmlType::IQ4_NL || t == GgmlType::IQ4_XS;
 }
 
@@ -557,6 +596,7 @@ void ggml_quantize_row(GgmlType type, std::span<const float> x, uint8_t* out) {
     case GgmlType::Q4_1: quantize_affine(x.data(), n, out, 15); return;
     case GgmlType::Q5_0: quantize_q5_0(x.data(), n, out); return;
     case GgmlType::Q5_1: quantize_affine(x.data(), n, out, 31); return;
+    case GgmlType::Q2_K: quantize_q2_k(x.data(), n, out); return;
     case GgmlType::Q3_K: quantize_q3_k(x.data(), n, out); return;
     case GgmlType::Q4_K: quantize_qk_k(x.data(), n, out, 15); return;
     case GgmlType::Q5_K: quantize_qk_k(x.data(), n, out, 31); return;

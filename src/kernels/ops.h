@@ -45,6 +45,10 @@ enum class WeightType : uint8_t {
          // the low 4 bits, bit i of the little-endian 32-bit qh as bit 4 of element i; W = (q − 16) · d
   Q5_1,  // 32-value blocks of 24 bytes, ggml's block_q5_1 {f16 d; f16 m; uint8 qh[4]; uint8 qs[16]}: Q5_0's
          // values; W = q · d + m
+  Q2_K,  // 256-value super-blocks of 84 bytes, ggml's block_q2_K {uint8 scales[16]; uint8 qs[64]; f16 d;
+         // f16 dmin}: value e's 2 bits at bits 2·((e % 128) / 32) of qs[32·(e / 128) + e % 32] (Q3_K's low bits),
+         // q ∈ [0, 3]; sub-block i = e / 16 has a 4-bit scale sc (low nibble of scales[i]) and a 4-bit min m
+         // (high nibble); W = (d · sc) · q − dmin · m
 };
 
 // The 16 values of IQ4_NL and IQ4_XS nibbles (ggml's kvalues_iq4nl).
@@ -61,6 +65,7 @@ constexpr int64_t block_values(WeightType t) {
     case WeightType::IQ4_NL:
       return 32;
     case WeightType::IQ4_XS:
+    case WeightType::Q2_K:
     case WeightType::Q3_K:
     case WeightType::Q4_K:
     case WeightType::Q5_K:
@@ -89,6 +94,8 @@ constexpr int64_t block_bytes(WeightType t) {
       return 24;
     case WeightType::IQ4_XS:
       return 136;
+    case WeightType::Q2_K:
+      return 84;
     case WeightType::Q3_K:
       return 110;
     case WeightType::Q4_K:
@@ -149,6 +156,10 @@ enum class PackKind : uint8_t {
 //         offset, offset 128 (Q8_0), 32 (Q6_K: the file's q6, whose q = q6 − 32), 8 (Q4_0), 4 (Q3_K) or 0.
 //         Q4_1 and Q5_1 take MLX's records (their fp16 d and m as the fp32 scale and min; 4- and 5-bit), Q5_0
 //         Q4_0's fp16 scales beside 5-bit records of the stored q (offset 16).
+//         Q2_K: Q3_K's sub16 4-bit records of q (offset 0, first and second = the sc of the two halves, d2 = d)
+//         plus its mins: mins16 + (p · blocks + b) · 32 holds the 16 rows' −m of columns 0–15, then of 16–31,
+//         and min_scales + (p · blocks / 8 + b / 8) · 16 the rows' dmin (21.5 bytes per row and 32 weights
+//         against the file's 10.5: the 2-bit values take 4-bit records).
 //         IQ4_NL and IQ4_XS (iq4 set): the 4-bit layout holds the file's nibbles n, and the stored value the
 //         kernels multiply is kIq4Values[n] + 128 (offset 128), looked up in registers; IQ4_NL's scales are
 //         Q4_0's (half_scales), IQ4_XS's are factored (first = ls − 32, one scale d · first for the whole
@@ -169,12 +180,14 @@ struct PackedView {
   int bits = 8;              // Int8: 8, 6, 5 or 4
   int offset = 0;            // Int8: stored = q + offset
   bool has_mins = false;     // Int8
-  bool sub16 = false;        // Int8 (Q6_K 6-bit, Q3_K 4-bit): a scale per 16 columns, two per record
+  bool sub16 = false;        // Int8 (Q6_K 6-bit, Q3_K and Q2_K 4-bit): a scale per 16 columns, two per record
   bool iq4 = false;          // Int8 (IQ4_NL, IQ4_XS): the 4-bit values index kIq4Values
   bool q8_1_sums = false;    // Int8 (Q4_1, Q5_1): the mins multiply ggml's block_q8_1 sums (see matmul)
   const uint16_t* half_scales = nullptr;  // Int8 Q8_0, Q4_0, Q5_0, IQ4_NL: the fp16 scales (32-byte aligned)
   const int8_t* factors = nullptr;         // Int8 Q3_K–Q6_K, IQ4_XS: the scales' integer factors (32-byte aligned)
   const float* super_scales = nullptr;     // Int8 Q3_K–Q6_K, IQ4_XS: their d and d2 (the file's fp16 values)
+  const int8_t* mins16 = nullptr;          // Int8 Q2_K: −m per row and 16-column half (32-byte aligned)
+  const float* min_scales = nullptr;       // Int8 Q2_K: dmin per row and super-block (the file's fp16 values)
   // Int8 Q3_K–Q6_K, IQ4_XS, set by matmul on its own copy of the view for a product of many tokens: the
   // products d · first and d2 · second, 16 + 16 floats per record at expanded + (p · blocks + b) · 32
   // (the MLX records' scale layout), so that the tiles do not redo them for every group of tokens.
@@ -227,20 +240,21 @@ void check_weight(const WeightMatrix& w, const char* what);
 //  * Int8: each token's activations are quantized per 32-column block b as ggml's block_q8_0:
 //    q = round-to-nearest-even(x · (127 / max|x|)), d_b = max|x| / 127 rounded to 11 significant bits
 //    (fp16 precision, float's range; relative change ≤ 2^−11), so |x − d_b·q| ≤ d_b · (1/2 + 127 · 2^−11)
-//    (to first order; ≤ 0.5625 · d_b); for Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS weights instead per 256-column
+//    (to first order; ≤ 0.5625 · d_b); for Q2_K–Q6_K and IQ4_XS weights instead per 256-column
 //    super-block as ggml's block_q8_K: q = round-to-nearest-even(x · (127 / max|x|)) over the super-block,
 //    one fp32 d = 1 / (127 / max|x|) for its 8 blocks, so |x − d·q| ≤ d · (1/2 + 2^−21). Then
 //    y = Σ_b [ s_b · d_b · Σ_c qw_c · q_c + m_b · S_b ] in fp32, the integer sums exact, where
 //    W = s_b · qw + m_b per block (Q8_0/Q4_0: m_b = 0; Q4_K, Q5_K: s_b = d·sc, m_b = −dmin·m; MLX: scale, bias;
 //    IQ4_NL: s_b = d, IQ4_XS: s_b = d·(ls − 32), m_b = 0, qw = kvalues_iq4nl[nibble];
 //    Q6_K: m_b = 0 and s_b = d·sc per 16-column half, each half's integer sum scaled by its own;
-//    Q5_0: s_b = d, qw = q − 16; Q4_1, Q5_1: s_b = d, m_b = m) and S_b, what the min multiplies, is the exact
+//    Q5_0: s_b = d, qw = q − 16; Q4_1, Q5_1: s_b = d, m_b = m; Q2_K: s_b = d·sc per 16-column half as Q6_K, and a
+//    min −dmin·m per half h multiplying d·Σ_{c ∈ h} q_c) and S_b, what the min multiplies, is the exact
 //    Σ_{c ∈ b} x_c for MLX, d_b · Σ_{c ∈ b} q_c for Q4_K, Q5_K, and for Q4_1, Q5_1 the sum of ggml's block_q8_1,
 //    (max|x| / 127) · Σ_{c ∈ b} q_c rounded to 11 significant bits (fp16 precision, float's range).
 //    So |y − W·x| ≤ Σ_b 0.5625 · d_b · Σ_{c ∈ b} (|s_b qw_c| + |m_b| [K-quants, Q4_1, Q5_1]) plus, for Q4_1 and
 //    Q5_1, Σ_b |m_b| · 2^−11 · |S_b| (the sum's rounding), plus fp32 rounding
 //    (ref::matmul_int8 is the twin). These are the int8 sums of llama.cpp's Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
-//    Q3_K–Q6_K, IQ4_NL and IQ4_XS products: on the same GGUF file the two engines differ only in fp32 rounding.
+//    Q2_K–Q6_K, IQ4_NL and IQ4_XS products: on the same GGUF file the two engines differ only in fp32 rounding.
 //  * Bf16: activations are rounded to bf16 (relative error ≤ 2^−9 each) and products accumulate in fp32
 //    (ref::matmul_bf16 is the twin).
 //  * F16 and Bf16Fma: nothing is rounded but the sum: y = fma(W[r, cols−1], x[cols−1], … fma(W[r, 1], x[1],

@@ -33,7 +33,7 @@ std::string temp_dir(const std::string& tag) {
 TEST(Convert, UsageErrorsExitTwo) {
   EXPECT_EQ(run_process(verdict_bin(), {"convert"}).exit_code, 2);
   EXPECT_EQ(run_process(verdict_bin(), {"convert", fixture("qwen35-tiny")}).exit_code, 2);
-  const auto bad_type = run_process(verdict_bin(), {"convert", fixture("qwen35-tiny"), "x.gguf", "--type", "q2_k"});
+  const auto bad_type = run_process(verdict_bin(), {"convert", fixture("qwen35-tiny"), "x.gguf", "--type", "iq2_xxs"});
   EXPECT_EQ(bad_type.exit_code, 2);
   EXPECT_NE(bad_type.err.find("--type must be"), std::string::npos) << bad_type.err;
   const auto help = run_process(verdict_bin(), {"convert", "--help"});

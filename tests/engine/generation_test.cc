@@ -130,7 +130,12 @@ TEST(Generation, OneSequenceGeneratesWhatTheModelGivesAlone) {
 }
 
 TEST(Generation, ConcurrentSequencesAndDecisionsShareStepsWithoutChangingResults) {
-  Scheduler s(std::make_unique<PrefixHashModel>(kHidden, kVocab, 6, 4096), options(32));
+  // The first step is held until every job is queued: on a loaded machine the scheduler could otherwise finish
+  // each sequence before the next one arrives, and no step would be shared.
+  auto gate = std::make_shared<Gate>();
+  gate->close();
+  Scheduler s(std::make_unique<GatedStepModel>(std::make_unique<PrefixHashModel>(kHidden, kVocab, 6, 4096), gate),
+              options(32));
   std::vector<std::shared_ptr<GreedySource>> sources;
   std::vector<std::vector<TokenId>> prompts;
   for (int i = 0; i < 10; ++i) {  // more than the slots: some wait in the queue
@@ -140,6 +145,8 @@ TEST(Generation, ConcurrentSequencesAndDecisionsShareStepsWithoutChangingResults
   }
   std::vector<std::shared_ptr<Job>> decisions;
   for (int i = 0; i < 3; ++i) decisions.push_back(s.submit(prompt_of(100 + i, 70)));
+  ASSERT_TRUE(gate->wait_entered(1));
+  gate->open();
   for (std::size_t i = 0; i < sources.size(); ++i) {
     ASSERT_TRUE(sources[i]->wait()) << i;
     EXPECT_EQ(sources[i]->tokens(), reference_generation(prompts[i], 4 + i)) << i;

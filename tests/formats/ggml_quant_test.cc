@@ -68,6 +68,12 @@ std::vector<float> fixed_input() {
   return x;
 }
 
+// quantize_row_q2_K_ref of the same llama.cpp on the same input (libggml-base of the peer build,
+// ../shared/tools/llamacpp-peer.sh).
+constexpr const char* kQ2_K =
+    "ee8adcdf56bccd8bff89dfdaa9dd87ed06064a4a5b7b6faefebdb9b9a4949141414506071b1a2e6e7abab9e4e5e55054b9f5f5e4e4"
+    "9151414606072b2a6ebebabef9e8e9e590984445561a1a5e6b6fbf141aba1c";
+
 // quantize_row_q4_1_ref / q5_0_ref / q5_1_ref of the same llama.cpp on the same input.
 constexpr const char* kQ4_1 =
     "862075ac7889aaccfe9eaeb8a8977543716057468020f1ab0365677799badcfd8c9b9787653312601320c2aa24030315"
@@ -115,6 +121,7 @@ std::vector<float> read_back(GgmlType type, const std::vector<uint8_t>& blocks, 
     case GgmlType::Q5_K: w.type = kernels::WeightType::Q5_K; break;
     case GgmlType::Q6_K: w.type = kernels::WeightType::Q6_K; break;
     case GgmlType::Q3_K: w.type = kernels::WeightType::Q3_K; break;
+    case GgmlType::Q2_K: w.type = kernels::WeightType::Q2_K; break;
     case GgmlType::IQ4_NL: w.type = kernels::WeightType::IQ4_NL; break;
     case GgmlType::IQ4_XS: w.type = kernels::WeightType::IQ4_XS; break;
     case GgmlType::Q4_1: w.type = kernels::WeightType::Q4_1; break;
@@ -140,6 +147,7 @@ TEST(GgmlQuant, ByteExactWithGgmlReferenceQuantizers) {
   EXPECT_EQ(hex(quantize(GgmlType::Q4_1, x)), kQ4_1);
   EXPECT_EQ(hex(quantize(GgmlType::Q5_0, x)), kQ5_0);
   EXPECT_EQ(hex(quantize(GgmlType::Q5_1, x)), kQ5_1);
+  EXPECT_EQ(hex(quantize(GgmlType::Q2_K, x)), kQ2_K);
 }
 
 TEST(GgmlQuant, KernelsReadBackWithinTheRoundingError) {
@@ -148,11 +156,11 @@ TEST(GgmlQuant, KernelsReadBackWithinTheRoundingError) {
   for (int trial = 0; trial < 20; ++trial) {
     std::vector<float> x(512);
     for (float& v : x) v = normal(rng) * (trial + 1) * 0.05f;
-    double err2[11] = {}, ref2 = 0;
-    const GgmlType types[11] = {GgmlType::Q8_0, GgmlType::Q4_0,   GgmlType::Q4_K,   GgmlType::Q6_K,
+    double err2[12] = {}, ref2 = 0;
+    const GgmlType types[12] = {GgmlType::Q8_0, GgmlType::Q4_0,   GgmlType::Q4_K,   GgmlType::Q6_K,
                                 GgmlType::Q5_K, GgmlType::Q3_K,   GgmlType::IQ4_NL, GgmlType::IQ4_XS,
-                                GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1};
-    for (int k = 0; k < 11; ++k) {
+                                GgmlType::Q4_1, GgmlType::Q5_0,   GgmlType::Q5_1,   GgmlType::Q2_K};
+    for (int k = 0; k < 12; ++k) {
       const std::vector<float> y = read_back(types[k], quantize(types[k], x), 512);
       for (std::size_t i = 0; i < x.size(); ++i) {
         err2[k] += (double(y[i]) - x[i]) * (double(y[i]) - x[i]);
@@ -170,6 +178,7 @@ TEST(GgmlQuant, KernelsReadBackWithinTheRoundingError) {
     EXPECT_LT(std::sqrt(err2[8] / ref2), 0.09) << trial;   // 4-bit with a min, one scale per 32
     EXPECT_LT(std::sqrt(err2[9] / ref2), 0.05) << trial;   // 5-bit, one scale per 32
     EXPECT_LT(std::sqrt(err2[10] / ref2), 0.045) << trial;  // 5-bit with a min
+    EXPECT_LT(std::sqrt(err2[11] / ref2), 0.40) << trial;   // 2-bit with 4-bit scales and mins per 16 values
   }
 }
 
@@ -198,7 +207,7 @@ TEST(GgmlQuant, FloatTypesAndBadInput) {
   EXPECT_THROW(quantize(GgmlType::Q6_K, std::vector<float>(128)), Error);
   EXPECT_THROW(quantize(GgmlType::Q5_K, std::vector<float>(128)), Error);
   EXPECT_THROW(quantize(GgmlType::Q5_0, std::vector<float>(48)), Error);
-  EXPECT_THROW(quantize(GgmlType::Q2_K, std::vector<float>(256)), Error);  // a type verdict does not write
+  EXPECT_THROW(quantize(GgmlType::IQ2_XXS, std::vector<float>(256)), Error);  // a type verdict does not write
   // Non-finite weights must not crash (the result is meaningless but defined).
   std::vector<float> bad(256, 1.0f);
   bad[3] = std::numeric_limits<float>::quiet_NaN();

@@ -1,4 +1,4 @@
-// The ggml weight types (F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q3_K–Q6_K, IQ4_NL, IQ4_XS): dequantization against
+// The ggml weight types (F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K–Q6_K, IQ4_NL, IQ4_XS): dequantization against
 // hand-built blocks whose values are worked out here from the format description, and every ISA against the
 // scalar twins.
 #include <gtest/gtest.h>
@@ -71,6 +71,8 @@ TEST(GgmlTypes, RowBytes) {
   EXPECT_EQ(w.row_bytes(), 2 * 210);
   w.type = WeightType::Q3_K;
   EXPECT_EQ(w.row_bytes(), 2 * 110);
+  w.type = WeightType::Q2_K;
+  EXPECT_EQ(w.row_bytes(), 2 * 84);
   w.type = WeightType::IQ4_NL;
   EXPECT_EQ(w.row_bytes(), 16 * 18);
   w.type = WeightType::IQ4_XS;
@@ -329,6 +331,33 @@ TEST(GgmlTypes, Q3_KKnownValues) {
   expect_row(view_of(WeightType::Q3_K, 1, 256, b), 0, want, "q3_k");
 }
 
+TEST(GgmlTypes, Q2_KKnownValues) {
+  // One super-block {scales[16]; qs[64]; f16 d; f16 dmin}, d = 0.5, dmin = 0.25; element i has
+  // q = (3 · i + i / 64) mod 4 at bits 2 · ((i % 128) / 32) of qs[32 · (i / 128) + i % 32] (bytes 16–79), as
+  // ggml's quantize_row_q2_K_ref writes it; sub-block j = i / 16 has scale sc_j (low nibble of byte j) and min m_j
+  // (high nibble), and the value is (d · sc) · q − dmin · m.
+  std::vector<uint8_t> b(84, 0);
+  put16(b, 80, 0x3800);  // 0.5
+  put16(b, 82, 0x3400);  // 0.25
+  const int sc[16] = {0, 15, 7, 1, 8, 3, 12, 5, 9, 2, 14, 6, 11, 4, 13, 10};
+  const int m[16] = {15, 0, 3, 9, 1, 12, 6, 2, 7, 14, 0, 11, 5, 8, 10, 4};
+  for (int j = 0; j < 16; ++j) b[static_cast<std::size_t>(j)] = static_cast<uint8_t>(sc[j] | (m[j] << 4));
+  std::vector<float> want(256);
+  for (int i = 0; i < 256; ++i) {
+    const int q = (3 * i + i / 64) % 4;
+    b[16 + static_cast<std::size_t>(32 * (i / 128) + i % 32)] |= static_cast<uint8_t>(q << (2 * ((i % 128) / 32)));
+    want[static_cast<std::size_t>(i)] =
+        (0.5f * static_cast<float>(sc[i / 16])) * static_cast<float>(q) - 0.25f * static_cast<float>(m[i / 16]);
+  }
+  // Spot values: i = 0 → q 0, m 15: −3.75; i = 17 → q 51 mod 4 = 3, sc 15, m 0: 7.5 · 3 = 22.5;
+  // i = 255 → q (765 + 3) mod 4 = 0, m 4: −1; i = 70 → q (210 + 1) mod 4 = 3, sc 8, m 1: 12 − 0.25.
+  EXPECT_EQ(want[0], -3.75f);
+  EXPECT_EQ(want[17], 22.5f);
+  EXPECT_EQ(want[255], -1.0f);
+  EXPECT_EQ(want[70], 11.75f);
+  expect_row(view_of(WeightType::Q2_K, 1, 256, b), 0, want, "q2_k");
+}
+
 TEST(GgmlTypes, IQ4_NLKnownValues) {
   // Two blocks {f16 d; qs[16]}: element j < 16 is the low nibble of qs[j], j ≥ 16 the high nibble of
   // qs[j − 16] (Q4_0's layout); W = d · kvalues_iq4nl[nibble]. Block 0: d = 0.25, nibbles j and 15 − j;
@@ -392,6 +421,7 @@ TEST(GgmlTypes, MatmulAndDequantizeMatchReferenceOnEveryIsa) {
                         {WeightType::Q6_K, 5, 256, 3},  {WeightType::Q6_K, 9, 768, 4},
                         {WeightType::Q5_K, 3, 256, 2},  {WeightType::Q5_K, 11, 512, 5},
                         {WeightType::Q3_K, 3, 256, 2},  {WeightType::Q3_K, 11, 768, 5},
+                        {WeightType::Q2_K, 3, 256, 2},  {WeightType::Q2_K, 11, 768, 5},
                         {WeightType::IQ4_NL, 3, 64, 2}, {WeightType::IQ4_NL, 13, 160, 9},
                         {WeightType::IQ4_XS, 3, 256, 2}, {WeightType::IQ4_XS, 11, 768, 5},
                         {WeightType::Q4_1, 3, 64, 2},   {WeightType::Q4_1, 13, 160, 9},

@@ -91,7 +91,9 @@ const Int8Case kInt8Cases[] = {
     {WeightType::MlxAffine, 6, 128, 20, 384, 9}, {WeightType::Q5_K, 0, 0, 3, 256, 2},
     {WeightType::Q5_K, 0, 0, 37, 512, 11},      {WeightType::Q5_K, 0, 0, 16, 768, 1},
     {WeightType::Q3_K, 0, 0, 5, 256, 3},        {WeightType::Q3_K, 0, 0, 37, 512, 9},
-    {WeightType::Q3_K, 0, 0, 16, 768, 1},       {WeightType::IQ4_NL, 0, 0, 5, 32, 3},
+    {WeightType::Q3_K, 0, 0, 16, 768, 1},       {WeightType::Q2_K, 0, 0, 5, 256, 3},
+    {WeightType::Q2_K, 0, 0, 37, 512, 9},       {WeightType::Q2_K, 0, 0, 16, 768, 1},
+    {WeightType::IQ4_NL, 0, 0, 5, 32, 3},
     {WeightType::IQ4_NL, 0, 0, 33, 128, 8},     {WeightType::IQ4_NL, 0, 0, 48, 64, 1},
     {WeightType::IQ4_XS, 0, 0, 5, 256, 3},      {WeightType::IQ4_XS, 0, 0, 37, 512, 9},
     {WeightType::IQ4_XS, 0, 0, 16, 768, 1},     {WeightType::Q4_1, 0, 0, 5, 32, 3},
@@ -148,10 +150,10 @@ struct ExtremeCase {
 };
 
 // Sets the stored integer of (r, c) to q, and unit scales (Q4_K, Q5_K: sc = m = 1, d = dmin = 1; Q6_K: d = 1,
-// scales 1; Q3_K: d = 1, scale fields 33 (scale 1); Q4_1, Q5_1: d = m = 1; MLX: scale 1, bias `bias`) so that
-// W = q (Q4_0: q − 8, Q5_0: q − 16, Q4_1, Q5_1: q + 1, Q4_K, Q5_K: q − 1, Q6_K: q − 32, Q3_K: q − 4, MLX:
-// q + bias). IQ4_NL, IQ4_XS (d = 1, IQ4_XS's scale fields 33): q is the nibble, W its value in ggml's
-// kvalues_iq4nl (−127 for 0, 113 for 15).
+// scales 1; Q3_K: d = 1, scale fields 33 (scale 1); Q2_K: d = dmin = 1, sc = m = 1; Q4_1, Q5_1: d = m = 1; MLX:
+// scale 1, bias `bias`) so that W = q (Q4_0: q − 8, Q5_0: q − 16, Q4_1, Q5_1: q + 1, Q4_K, Q5_K, Q2_K: q − 1,
+// Q6_K: q − 32, Q3_K: q − 4, MLX: q + bias). IQ4_NL, IQ4_XS (d = 1, IQ4_XS's scale fields 33): q is the nibble,
+// W its value in ggml's kvalues_iq4nl (−127 for 0, 113 for 15).
 void put_q(testing::RandomWeight& w, int64_t r, int64_t c, int q) {
   const WeightMatrix& v = w.view;
   const auto rb = static_cast<std::size_t>(v.row_bytes());
@@ -206,6 +208,12 @@ void put_q(testing::RandomWeight& w, int64_t r, int64_t c, int q) {
       hi = static_cast<uint8_t>((hi & ~(1u << (i / 32))) | ((q >> 2) << (i / 32)));
       break;
     }
+    case WeightType::Q2_K: {  // Q3_K's low 2 bits, in qs at byte 16 (ggml's block_q2_K)
+      uint8_t& lo = w.blocks[row + col / 256 * 84 + 16 + 32 * (col % 256 / 128) + col % 32];
+      const std::size_t shift = 2 * ((col % 128) / 32);
+      lo = static_cast<uint8_t>((lo & ~(3u << shift)) | (q << shift));
+      break;
+    }
     case WeightType::Q6_K: {  // the low 4 bits in ql, the high 2 in qh (ggml's block_q6_K)
       uint8_t* b = w.blocks.data() + row + col / 256 * 210;
       const std::size_t i = col % 256, half = i / 128, k = i % 128, quad = k / 32, l = k % 32;
@@ -257,6 +265,12 @@ void unit_scales(testing::RandomWeight& w, float bias) {
       for (std::size_t k = 8; k < 12; ++k) w.blocks[at + 96 + k] = 0xAA;
       continue;
     }
+    if (v.type == WeightType::Q2_K) {  // sc = m = 1 in every scale byte, d = dmin = 1
+      for (std::size_t k = 0; k < 16; ++k) w.blocks[at + k] = 0x11;
+      put_one(at + 80);
+      put_one(at + 82);
+      continue;
+    }
     put_one(at);
     if (v.type == WeightType::Q4_1 || v.type == WeightType::Q5_1) put_one(at + 2);  // m = 1
     if (v.type == WeightType::IQ4_XS) {  // every 6-bit field 33: nibbles 1 in scales_l, 2-bit fields 2 in scales_h
@@ -280,6 +294,7 @@ TEST(PackedInt8, ExtremeValuesGiveExactIntegerSumsOnEveryIsa) {
                                {WeightType::Q6_K, 0, 0, 37, 512, 0, 63},
                                {WeightType::Q5_K, 0, 0, 37, 512, 0, 31},
                                {WeightType::Q3_K, 0, 0, 37, 512, 0, 7},
+                               {WeightType::Q2_K, 0, 0, 37, 512, 0, 3},
                                {WeightType::IQ4_NL, 0, 0, 37, 96, 0, 15},
                                {WeightType::IQ4_XS, 0, 0, 37, 512, 0, 15},
                                {WeightType::Q4_1, 0, 0, 37, 96, 0, 15},
@@ -308,6 +323,7 @@ TEST(PackedInt8, ExtremeValuesGiveExactIntegerSumsOnEveryIsa) {
     ASSERT_EQ(scaled + min, k.type == WeightType::Q8_0 ? -128.0
                             : k.type == WeightType::Q4_0 ? -8.0
                             : k.type == WeightType::Q4_K || k.type == WeightType::Q5_K ? -1.0
+                            : k.type == WeightType::Q2_K ? -1.0
                             : k.type == WeightType::Q6_K ? -32.0
                             : k.type == WeightType::Q3_K ? -4.0
                             : k.type == WeightType::IQ4_NL || k.type == WeightType::IQ4_XS ? -127.0
@@ -441,14 +457,15 @@ TEST(PackedInt8, LegacyTypesAndIQ4_NLUseGgmlQ8_0AndQ8_1Activations) {
   }
 }
 
-// llama.cpp multiplies Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS weights with activations quantized to ggml's block_q8_K
+// llama.cpp multiplies Q2_K–Q6_K and IQ4_XS weights with activations quantized to ggml's block_q8_K
 // (quantize_row_q8_K_ref: per 256 values, max = the value of largest magnitude, iscale = −127 / max,
 // q = round-to-even(iscale · x), d = 1 / iscale in fp32, bsums = Σ q per 16) and sums d_w · d_x times the
 // integer dot products, the mins times bsums. Written here from that description (the weights' parts from
 // ref::int8_parts, which the dequantization tests pin to ggml): every ISA must give those sums.
 TEST(PackedInt8, KQuantProductsUseGgmlQ8_KActivations) {
   std::mt19937 rng(28);
-  for (WeightType type : {WeightType::Q4_K, WeightType::Q5_K, WeightType::Q6_K, WeightType::Q3_K, WeightType::IQ4_XS}) {
+  for (WeightType type :
+       {WeightType::Q4_K, WeightType::Q5_K, WeightType::Q6_K, WeightType::Q3_K, WeightType::Q2_K, WeightType::IQ4_XS}) {
     const int64_t rows = 21, cols = 768, n = 6;
     auto w = make_weight(rng, type, rows, cols);
     PackedWeight p = pack(w.view);
@@ -601,6 +618,7 @@ const PackCase kPackCases[] = {{WeightType::Q8_0, 0, 0, PackKind::Int8},
                                {WeightType::Q6_K, 0, 0, PackKind::Int8},
                                {WeightType::Q5_K, 0, 0, PackKind::Int8},
                                {WeightType::Q3_K, 0, 0, PackKind::Int8},
+                               {WeightType::Q2_K, 0, 0, PackKind::Int8},
                                {WeightType::IQ4_NL, 0, 0, PackKind::Int8},
                                {WeightType::IQ4_XS, 0, 0, PackKind::Int8},
                                {WeightType::Q4_1, 0, 0, PackKind::Int8},
@@ -715,7 +733,8 @@ TEST(Packed, PackedBytesIsWhatPackAllocates) {
 // 32 weights against 18, and 27 against 26.25; Q5_K 23 against 22). Q3_K's 3-bit values take the 4-bit
 // layout: 19 bytes against the file's 13.75. IQ4_NL is Q4_0's size; IQ4_XS keeps its sub-block scales factored
 // (an int8 per block and row, d per 256 columns): 19 bytes against 17. Q5_0 is the file's size; Q4_1 and Q5_1
-// take MLX's records (fp32 scale and min): 24 and 28 bytes against 20 and 24.
+// take MLX's records (fp32 scale and min): 24 and 28 bytes against 20 and 24. Q2_K's 2-bit values take the 4-bit
+// layout too, beside Q3_K's factors and its int8 mins: 21.5 bytes against 10.5.
 TEST(Packed, QuantizedCopiesStayCloseToTheFilesSize) {
   const std::pair<WeightType, double> limits[] = {{WeightType::Q8_0, 1.0},
                                                   {WeightType::Q4_0, 1.0},
@@ -723,6 +742,7 @@ TEST(Packed, QuantizedCopiesStayCloseToTheFilesSize) {
                                                   {WeightType::Q6_K, 1.03},
                                                   {WeightType::Q5_K, 1.05},
                                                   {WeightType::Q3_K, 1.39},
+                                                  {WeightType::Q2_K, 2.05},
                                                   {WeightType::IQ4_NL, 1.0},
                                                   {WeightType::IQ4_XS, 1.12},
                                                   {WeightType::Q5_0, 1.0},

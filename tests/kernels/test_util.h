@@ -131,6 +131,10 @@ inline RandomWeight make_weight(std::mt19937& rng, WeightType type, int64_t rows
           case WeightType::Q3_K:
             put_half(at + 108, dist(rng) * 0.001f);
             break;
+          case WeightType::Q2_K:  // d and dmin; the scale bytes keep their random nibbles
+            put_half(at + 80, dist(rng) * 0.01f);
+            put_half(at + 82, dist(rng) * 0.01f);
+            break;
           default:
             break;
         }

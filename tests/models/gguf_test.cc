@@ -182,6 +182,7 @@ void write_dequantized_copy(const std::string& in, const std::string& out) {
       case formats::GgmlType::Q4_1: w.type = kernels::WeightType::Q4_1; break;
       case formats::GgmlType::Q5_0: w.type = kernels::WeightType::Q5_0; break;
       case formats::GgmlType::Q5_1: w.type = kernels::WeightType::Q5_1; break;
+      case formats::GgmlType::Q2_K: w.type = kernels::WeightType::Q2_K; break;
       case formats::GgmlType::Q3_K: w.type = kernels::WeightType::Q3_K; break;
       case formats::GgmlType::Q4_K: w.type = kernels::WeightType::Q4_K; break;
       case formats::GgmlType::Q5_K: w.type = kernels::WeightType::Q5_K; break;
@@ -207,9 +208,9 @@ TEST(GgufModel, QuantizedFilesComputeTheirDequantizedModel) {
                         Case{"qwen35-small", formats::GgmlType::Q4_K, 1.5},
                         Case{"qwen35-small", formats::GgmlType::Q6_K, 0.25},
                         Case{"qwen35-small", formats::GgmlType::Q4_K, 1.5, true},
-                        Case{"qwen35-small", formats::GgmlType::Q5_K, 0.6},
                         Case{"qwen35-small", formats::GgmlType::Q5_K, 0.6, true},
                         Case{"qwen35-small", formats::GgmlType::Q3_K, 1.5},
+                        Case{"qwen35-small", formats::GgmlType::Q2_K, 1.5},
                         Case{"qwen35-tiny", formats::GgmlType::IQ4_NL, 1.5},
                         Case{"qwen35-small", formats::GgmlType::IQ4_XS, 1.5},
                         Case{"qwen35-tiny", formats::GgmlType::Q4_1, 1.5},

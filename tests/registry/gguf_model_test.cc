@@ -75,7 +75,7 @@ TEST(GgufModel, TheWeightEstimateIsWhatTheLoadedModelHolds) {
       {"qwen35-tiny", GgmlType::Q8_0}, {"qwen35-tiny", GgmlType::Q4_0}, {"qwen35-small", GgmlType::Q4_K},
       {"qwen35-small", GgmlType::Q5_K}, {"qwen35-small", GgmlType::Q6_K}, {"qwen35-small", GgmlType::Q3_K},
       {"qwen35-tiny", GgmlType::IQ4_NL}, {"qwen35-small", GgmlType::IQ4_XS}, {"qwen35-tiny", GgmlType::Q4_1},
-      {"qwen35-tiny", GgmlType::Q5_0},   {"qwen35-tiny", GgmlType::Q5_1}};
+      {"qwen35-tiny", GgmlType::Q5_0},   {"qwen35-tiny", GgmlType::Q5_1},  {"qwen35-small", GgmlType::Q2_K}};
   for (const auto& [checkpoint, type] : cases) {
     const std::string path = dir + "/" + checkpoint + "-" + std::string(formats::ggml_type_name(type)) + ".gguf";
     models::qwen35::GgufExportOptions options;

@@ -288,13 +288,15 @@ inline __m256i bcast4(const int8_t* p) {
 
 // RH half panels from half g0 (rows 8 · g0 ..; half g is panel g / 2, rows 8 · (g % 2) .. + 7 of it) × TB
 // tokens from t. SUB (sub16 records, 6- or 4-bit): columns 0–15 and 16–31 of a block sum separately (acc, acc2)
-// and take their own scales. STRIP (BITS = kStripTileBits, for 5- and 6-bit records): the values come from
+// and take their own scales; with MINS (Q2_K) each half also has a min (mins16), which multiplies xsum16.
+// STRIP (BITS = kStripTileBits, for 5- and 6-bit records): the values come from
 // the records of panels g0 / 2 .. unpacked into `strip` (kernel_table.h).
 template <int RH, int TB, int BITS, bool MINS, bool SUB = false, bool STRIP = false, bool LUT = false>
 void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t g0, float* y,
                      const uint8_t* strip = nullptr) {
   static_assert(!LUT || (BITS == 4 && !MINS && !SUB && !STRIP), "IQ4 records: 4-bit, one scale per block");
-  static_assert(!SUB || ((BITS == 6 || BITS == 4) && !MINS), "sub16 records are 6- or 4-bit without mins");
+  static_assert(!SUB || BITS == 6 || BITS == 4, "sub16 records are 6- or 4-bit");
+  static_assert(!SUB || !MINS || (BITS == 4 && !STRIP), "sub16 records with mins (Q2_K) are 4-bit");
   static_assert(!STRIP || BITS == kStripTileBits, "one set of strip tiles for 5- and 6-bit records");
   const int64_t bs = STRIP ? kStripRecordBytes : w.block_stride;
   const uint8_t* rec[RH];  // the half's bytes in the record of block 0
@@ -489,12 +491,37 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
         }
         const __m256 part = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(acc[h][tt], cq)), dx);
         facc[h][tt] = _mm256_fmadd_ps(part, scale, facc[h][tt]);
-        if constexpr (MINS)
+        if constexpr (MINS && !SUB)
           facc[h][tt] = _mm256_fmadd_ps(_mm256_loadu_ps(sc[h] + 16), _mm256_set1_ps(a.xsum[at]), facc[h][tt]);
         if constexpr (SUB) {  // the second half, with the second scale (where the mins would be)
           const __m256i cq2 = _mm256_set1_epi32(corr * a.qsum16[2 * at + 1]);
           const __m256 part2 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(acc2[h][tt], cq2)), dx);
           facc[h][tt] = _mm256_fmadd_ps(part2, _mm256_loadu_ps(sc[h] + 16), facc[h][tt]);
+        }
+      }
+    }
+    if constexpr (SUB && MINS) {  // Q2_K: each half's min, dmin · (−m), times d · its Σq (xsum16)
+      __m256 min0[RH], min1[RH];
+#pragma GCC unroll 8
+      for (int h = 0; h < RH; ++h) {
+        const int64_t panel = (g0 + h) / 2, half = 8 * ((g0 + h) % 2);
+        const int8_t* m = w.mins16 + (panel * w.blocks + b) * kMinBytes + half;
+        const __m256 dmin =
+            _mm256_loadu_ps(w.min_scales + (panel * (w.blocks / kSuperBlocks) + b / kSuperBlocks) * kMinFloats + half);
+        const auto factor = [](const int8_t* at) {
+          return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(at))));
+        };
+        min0[h] = _mm256_mul_ps(dmin, factor(m));
+        min1[h] = _mm256_mul_ps(dmin, factor(m + kPackRows));
+      }
+#pragma GCC unroll 8
+      for (int tt = 0; tt < TB; ++tt) {
+        const float* xs = a.xsum16 + 2 * ((t + tt) * a.blocks + b);
+        const __m256 x0 = _mm256_set1_ps(xs[0]), x1 = _mm256_set1_ps(xs[1]);
+#pragma GCC unroll 8
+        for (int h = 0; h < RH; ++h) {
+          facc[h][tt] = _mm256_fmadd_ps(min0[h], x0, facc[h][tt]);
+          facc[h][tt] = _mm256_fmadd_ps(min1[h], x1, facc[h][tt]);
         }
       }
     }
@@ -587,6 +614,8 @@ void int8_tile_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int
                     float* y, uint8_t* scratch) {
   if (w.iq4) {  // IQ4_NL (fp16 scales), IQ4_XS (factored ones)
     int8_panels_avx2<4, false, false, true>(w, a, t0, t1, p0, p1, y, scratch);
+  } else if (w.mins16 != nullptr) {  // Q2_K
+    int8_panels_avx2<4, true, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.sub16 && w.bits == 4) {  // Q3_K
     int8_panels_avx2<4, false, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.sub16) {  // Q6_K

@@ -138,7 +138,7 @@ void matmul_packed(const PackedView& w, const float* x, int64_t n, float* y) {
   const cpu::KernelTable& k = table_for(isa);
   if (w.kind == PackKind::Int8) {
     thread_local std::vector<int8_t> q;
-    thread_local std::vector<float> d, xsum;
+    thread_local std::vector<float> d, xsum, xsum16;
     thread_local std::vector<int32_t> qsum, qsum16;
     cpu::QuantizedRows a;
     a.cols = w.cols;
@@ -167,15 +167,19 @@ void matmul_packed(const PackedView& w, const float* x, int64_t n, float* y) {
     a.qsum = sp;
     a.xsum = xp;
     if (w.sub16) {  // Σq of each 16-column half: the integer sums the two scales of a record start from
+      // (Q2_K: and d · Σq, what its mins multiply)
       int32_t* hp = thread_buffer(qsum16, 2 * n * w.blocks);
+      float* xhp = w.mins16 != nullptr ? thread_buffer(xsum16, 2 * n * w.blocks) : nullptr;
       parallel_for(n, static_cast<double>(w.cols), [&](int64_t t) {
         for (int64_t h = 0; h < 2 * w.blocks; ++h) {
           int32_t s = 0;
           for (int64_t c = 0; c < 16; ++c) s += qp[t * w.cols + 16 * h + c];
           hp[t * 2 * w.blocks + h] = s;
+          if (xhp != nullptr) xhp[t * 2 * w.blocks + h] = dp[t * w.blocks + h / 2] * static_cast<float>(s);
         }
       });
       a.qsum16 = hp;
+      a.xsum16 = xhp;
     }
     const auto tile = int8_tile_for(isa);
     // Chunks of whole register tiles: the AVX-512 VNNI prefill tile is 3 panels wide (its GEMV tile 1), the
@@ -298,6 +302,7 @@ void check_weight(const WeightMatrix& w, const char* what) {
     case WeightType::Q4_1:
     case WeightType::Q5_0:
     case WeightType::Q5_1:
+    case WeightType::Q2_K:
     case WeightType::Q3_K:
     case WeightType::Q4_K:
     case WeightType::Q5_K:

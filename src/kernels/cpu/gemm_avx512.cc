@@ -57,7 +57,8 @@ inline void store_rows(float* dst, __m512 v, int64_t r0, int64_t rows) {
 // start at 0.
 // SUB (sub16, Q6_K: 6-bit, Q3_K: 4-bit, both with an offset): columns 0–15 and 16–31 keep separate sums
 // (chunks 0–3 and 4–7: in the 4-bit layout the low and the high nibbles), each starting from −offset · its
-// half's Σq and scaled by its own scale; then S is 2, one per half.
+// half's Σq and scaled by its own scale; then S is 2, one per half. SUB with MINS (Q2_K: 4-bit, no offset): each
+// half also has a min, dmin · (−m) from mins16 and min_scales, which multiplies d · its Σq (xsum16).
 // 6-bit values are the 4-bit layout's nibbles with their 2 high bits moved in (3 instructions per chunk),
 // 5-bit ones likewise with their fifth bit; or, with STRIP, the panels' records (either width) unpacked into
 // `strip` (kernel_table.h), read as 8-bit ones (BITS is then kStripTileBits).
@@ -68,7 +69,7 @@ template <int RP, int TB, int BITS, bool MINS, bool OFF, int S = 1, bool SUB = f
           bool LUT = false>
 void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, float* y,
                 const uint8_t* strip = nullptr) {
-  static_assert(!SUB || (S == 2 && (BITS == 6 || BITS == 4) && OFF && !MINS), "sub16: 6- or 4-bit, offset, two sums");
+  static_assert(!SUB || (S == 2 && (BITS == 6 || BITS == 4) && (OFF || MINS)), "sub16: 6- or 4-bit, two sums");
   static_assert(!STRIP || BITS == kStripTileBits, "one set of strip tiles for 5- and 6-bit records");
   static_assert(!LUT || (BITS == 4 && OFF && !MINS && !SUB && !STRIP), "IQ4 records: 4-bit, offset 128, one scale");
   const int64_t bs = STRIP ? kStripRecordBytes : w.block_stride;
@@ -221,12 +222,36 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
 #pragma GCC unroll 8
       for (int tt = 0; tt < TB; ++tt) {
         const int64_t at = (t + tt) * a.blocks + b;
-        const __m512 by = _mm512_set1_ps(MINS ? a.xsum[at] : a.d[at]);
+        const __m512 by = _mm512_set1_ps(SUB ? a.d[at] : a.xsum[at]);
 #pragma GCC unroll 4
         for (int i = 0; i < RP; ++i) {
           __m512 factor = by;
           if constexpr (SUB) factor = _mm512_mul_ps(_mm512_cvtepi32_ps(iacc[1][i][tt]), by);
           facc[i][tt] = _mm512_fmadd_ps(factor, second[i], facc[i][tt]);
+        }
+      }
+    }
+    if constexpr (SUB && MINS) {  // Q2_K: each half's min, dmin · (−m), times d · its Σq (xsum16)
+      __m512 min0[RP], min1[RP];
+#pragma GCC unroll 4
+      for (int i = 0; i < RP; ++i) {
+        const int8_t* m = w.mins16 + ((p + i) * w.blocks + b) * kMinBytes;
+        const __m512 dmin = _mm512_loadu_ps(
+            w.min_scales + ((p + i) * (w.blocks / kSuperBlocks) + b / kSuperBlocks) * kMinFloats);
+        const auto factor = [](const int8_t* at) {
+          return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(at))));
+        };
+        min0[i] = _mm512_mul_ps(dmin, factor(m));
+        min1[i] = _mm512_mul_ps(dmin, factor(m + kPackRows));
+      }
+#pragma GCC unroll 8
+      for (int tt = 0; tt < TB; ++tt) {
+        const float* hs = a.xsum16 + 2 * ((t + tt) * a.blocks + b);
+        const __m512 x0 = _mm512_set1_ps(hs[0]), x1 = _mm512_set1_ps(hs[1]);
+#pragma GCC unroll 4
+        for (int i = 0; i < RP; ++i) {
+          facc[i][tt] = _mm512_fmadd_ps(min0[i], x0, facc[i][tt]);
+          facc[i][tt] = _mm512_fmadd_ps(min1[i], x1, facc[i][tt]);
         }
       }
     }
@@ -432,6 +457,8 @@ void int8_tile_avx512vnni(const PackedView& w, const QuantizedRows& a, int64_t t
                           int64_t p1, float* y, uint8_t* scratch) {
   if (w.iq4) {  // IQ4_NL (fp16 scales), IQ4_XS (factored ones)
     int8_panels<4, false, true, false, true>(w, a, t0, t1, p0, p1, y, scratch);
+  } else if (w.mins16 != nullptr) {  // Q2_K
+    int8_panels<4, true, false, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.sub16 && w.bits == 4) {  // Q3_K
     int8_panels<4, false, true, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.sub16) {  // Q6_K

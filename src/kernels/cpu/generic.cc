@@ -182,6 +182,15 @@ void dequantize_q3k_block(const uint8_t* b, float* y) {
   }
 }
 
+// ggml's dequantize_row_q2_K, one super-block: dl = d · sc and ml = dmin · m, then dl · q − ml.
+void dequantize_q2k_block(const uint8_t* b, float* y) {
+  const float d = load_half(b + 80), dmin = load_half(b + 82);
+  for (int i = 0; i < 16; ++i) {
+    const float dl = d * static_cast<float>(q2k_scale(b, i)), ml = dmin * static_cast<float>(q2k_min(b, i));
+    for (int l = 0; l < 16; ++l) y[16 * i + l] = dl * static_cast<float>(q2k_value(b, 16 * i + l)) - ml;
+  }
+}
+
 // ggml's dequantize_row_iq4_xs for one super-block: sub-block j's scale dl = d · (ls − 32), then dl · value.
 void dequantize_iq4xs_block(const uint8_t* b, float* y) {
   const float d = load_half(b);
@@ -246,6 +255,9 @@ void ggml_dequantize_row_generic(const WeightMatrix& w, int64_t r, float* out) {
       return;
     case WeightType::IQ4_XS:
       for (int64_t i = 0; i < nb; ++i) dequantize_iq4xs_block(row + i * 136, out + i * 256);
+      return;
+    case WeightType::Q2_K:
+      for (int64_t i = 0; i < nb; ++i) dequantize_q2k_block(row + i * 84, out + i * 256);
       return;
     case WeightType::Q3_K:
       for (int64_t i = 0; i < nb; ++i) dequantize_q3k_block(row + i * 110, out + i * 256);
@@ -355,7 +367,7 @@ void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, 
           float scale, mn = 0.0f;  // mn: the min, or (sub16) the scale of columns 16–31
           if (w.half_scales != nullptr) {  // fp16 scales beside the records (Q8_0, Q4_0, Q5_0, IQ4_NL)
             scale = f16_to_f32(w.half_scales[(p * w.blocks + b) * kPackRows + i]);
-          } else if (w.factors != nullptr) {  // Q3_K–Q6_K, IQ4_XS: d · first, d2 · second (exact)
+          } else if (w.factors != nullptr) {  // Q2_K–Q6_K, IQ4_XS: d · first, d2 · second (exact)
             const int8_t* f = w.factors + (p * w.blocks + b) * kFactorBytes;
             const float* s = w.super_scales + (p * (w.blocks / kSuperBlocks) + b / kSuperBlocks) * kSuperFloats;
             scale = s[i] * static_cast<float>(f[i]);
@@ -368,6 +380,12 @@ void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, 
           acc += part * scale;
           if (w.has_mins) acc += mn * a.xsum[t * a.blocks + b];
           if (w.sub16) acc += static_cast<float>(dot2) * a.d[t * a.blocks + b] * mn;
+          if (w.mins16 != nullptr) {  // Q2_K: each half's min, dmin · (−m), times d · its Σq
+            const int8_t* m = w.mins16 + (p * w.blocks + b) * kMinBytes;
+            const float dmin = w.min_scales[(p * (w.blocks / kSuperBlocks) + b / kSuperBlocks) * kMinFloats + i];
+            for (int64_t h = 0; h < 2; ++h)
+              acc += dmin * static_cast<float>(m[h * kPackRows + i]) * a.xsum16[2 * (t * a.blocks + b) + h];
+          }
         }
         y[t * w.rows + p * kPackRows + i] = acc;
       }

@@ -97,23 +97,36 @@ inline int q3k_scale(const uint8_t* b, int i) {
   return (low | (((s[8 + i % 4] >> (2 * (i / 4))) & 3) << 4)) - 32;
 }
 
+// Value e (0–255) of a Q2_K super-block `b`, q ∈ [0, 3] (Q3_K's low bits, in qs at byte 16), and sub-block i's
+// (0–15) 4-bit scale sc and min m: the low and the high nibble of scales[i] (ops.h).
+inline int q2k_value(const uint8_t* b, int e) {
+  return (b[16 + 32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+}
+inline int q2k_scale(const uint8_t* b, int i) { return b[i] & 0xF; }
+inline int q2k_min(const uint8_t* b, int i) { return b[i] >> 4; }
+
 // Int8 Q4_K/Q6_K records (PackedView::factors, super_scales): bytes of one record's factors, blocks of
 // one 256-column super-block, and floats of one (panel, super-block) entry of d and d2.
 inline constexpr int64_t kFactorBytes = 32;
 inline constexpr int64_t kSuperBlocks = 8;
 inline constexpr int64_t kSuperCols = kSuperBlocks * kQBlock;
 inline constexpr int64_t kSuperFloats = 2 * kPackRows;
+// Int8 Q2_K records (PackedView::mins16, min_scales): bytes of one record's mins, floats of one (panel,
+// super-block) entry of dmin.
+inline constexpr int64_t kMinBytes = 2 * kPackRows;
+inline constexpr int64_t kMinFloats = kPackRows;
 
 // Activations quantized for the Int8 kernels: n tokens × cols, per token and 32-column block b:
 // q = int8 values, d = scale (x ≈ d · q, int8_block_scale; for K-quant weights one per 256 columns,
 // quantize_rows_super), qsum = Σ q, xsum = Σ x (fp32; K-quants: d · qsum); for sub16
-// weights also qsum16 = Σ q of each 16-column half.
+// weights also qsum16 = Σ q of each 16-column half, and for Q2_K (mins16) xsum16 = d · qsum16.
 struct QuantizedRows {
   const int8_t* q = nullptr;        // n × cols
   const float* d = nullptr;         // n × blocks
   const int32_t* qsum = nullptr;    // n × blocks
   const float* xsum = nullptr;      // n × blocks
   const int32_t* qsum16 = nullptr;  // n × 2 · blocks (sub16 weights only)
+  const float* xsum16 = nullptr;    // n × 2 · blocks (Q2_K only)
   int64_t cols = 0;
   int64_t blocks = 0;
 };
@@ -186,7 +199,7 @@ struct KernelTable {
   // q = rne(x · (127 / amax)), as ggml's quantize_row_q8_0).
   void (*quantize_rows)(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
                         int32_t* qsum, float* xsum);
-  // The same for the activations of Q3_K–Q6_K and IQ4_XS weights, as ggml's block_q8_K (cols a multiple of
+  // The same for the activations of Q2_K–Q6_K and IQ4_XS weights, as ggml's block_q8_K (cols a multiple of
   // 256; see quantize_rows_super_generic): every table computes the same q, d, qsum and xsum bit for bit.
   void (*quantize_rows_super)(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
                               int32_t* qsum, float* xsum);
@@ -235,7 +248,7 @@ void bf16_tile_avx512bf16(const PackedView& w, const uint16_t* xb, int64_t t0, i
                           int64_t p1, float* y);
 
 // Quantizes tokens [t0, t1) of x (cols a multiple of 256) as ggml's block_q8_K, the activations llama.cpp
-// multiplies Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS weights with: per 256-column super-block,
+// multiplies Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS weights with: per 256-column super-block,
 // q = rne(x · (127 / max|x|)) and d = 1 / (127 / max|x|) in fp32, written to each of its 8 blocks of
 // QuantizedRows; there xsum holds
 // d · qsum, the block's dequantized sum (from ggml's bsums), which the mins of Q4_K and Q5_K multiply.
@@ -246,7 +259,8 @@ void quantize_rows_super_avx512(const float* x, int64_t t0, int64_t t1, int64_t 
 
 // Portable MLX dequantization of any bit width (used by every table for widths without SIMD code).
 void mlx_dequantize_row_generic(const WeightMatrix& w, int64_t r, float* out);
-// Portable dequantization of the ggml types (F16, Q8_0, Q4_0, Q3_K, Q4_K, Q5_K, Q6_K), bit-exact with ggml.
+// Portable dequantization of the ggml types (F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K–Q6_K, IQ4_NL, IQ4_XS),
+// bit-exact with ggml.
 void ggml_dequantize_row_generic(const WeightMatrix& w, int64_t r, float* out);
 
 }  // namespace verdict::kernels::cpu

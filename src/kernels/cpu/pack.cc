@@ -17,6 +17,8 @@ namespace verdict::kernels {
 namespace {
 
 using cpu::kFactorBytes;
+using cpu::kMinBytes;
+using cpu::kMinFloats;
 using cpu::kPackRows;
 using cpu::kQBlock;
 using cpu::kSuperBlocks;
@@ -32,18 +34,21 @@ float half_at(const uint8_t* p) {
 // Q4_0, Q5_0: min = 0; IQ4_NL, IQ4_XS: q holds the nibble, whose value kIq4Values[q] the kernels look up). Q3_K–Q6_K
 // and IQ4_XS give the file's factors instead: Q4_K, Q5_K W = (d · first) · q + d2 · second (first = sc,
 // second = −m, d2 = dmin); Q6_K, Q3_K W = (d · first) · q on columns 0–15 and (d · second) · q on 16–31
-// (d2 = d); IQ4_XS W = (d · first) · value (second = 0).
+// (d2 = d); IQ4_XS W = (d · first) · value (second = 0); Q2_K as Q3_K, plus the halves' mins W −= dmin · m0 on
+// columns 0–15 and dmin · m1 on 16–31 (neg_m0 = −m0, neg_m1 = −m1).
 struct BlockParts {
   uint8_t q[kQBlock];
   float scale = 0.0f;
   float min = 0.0f;
   int8_t first = 0, second = 0;
   float d = 0.0f, d2 = 0.0f;  // the file's fp16 values, exactly
+  int8_t neg_m0 = 0, neg_m1 = 0;
+  float dmin = 0.0f;
 };
 
 bool factored_scales(WeightType t) {
-  return t == WeightType::Q3_K || t == WeightType::Q4_K || t == WeightType::Q5_K || t == WeightType::Q6_K ||
-         t == WeightType::IQ4_XS;
+  return t == WeightType::Q2_K || t == WeightType::Q3_K || t == WeightType::Q4_K || t == WeightType::Q5_K ||
+         t == WeightType::Q6_K || t == WeightType::IQ4_XS;
 }
 
 int pack_offset(const WeightMatrix& w) {
@@ -56,7 +61,7 @@ int pack_offset(const WeightMatrix& w) {
 }
 
 // Bits of the stored values of `w`'s Int8 records: 8 (Q8_0, MLX 8-bit), 6 (Q6_K, MLX 6-bit), 5 (Q5_0, Q5_1, Q5_K)
-// or 4 (Q4_0, Q4_1, Q3_K, Q4_K, IQ4_NL, IQ4_XS: their nibbles, MLX 4-bit).
+// or 4 (Q4_0, Q4_1, Q2_K, Q3_K, Q4_K, IQ4_NL, IQ4_XS: their values in nibbles, MLX 4-bit).
 int pack_bits(const WeightMatrix& w) {
   if (w.type == WeightType::Q8_0) return 8;
   if (w.type == WeightType::Q6_K) return 6;
@@ -118,6 +123,18 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
       out.second = static_cast<int8_t>(cpu::q3k_scale(sb, e0 / 16 + 1));
       out.d = out.d2 = half_at(sb + 108);
       for (int i = 0; i < kQBlock; ++i) out.q[i] = static_cast<uint8_t>(cpu::q3k_value(sb, e0 + i));
+      return;
+    }
+    case WeightType::Q2_K: {  // sub16 like Q3_K, and a min per half (ops.h)
+      const uint8_t* sb = w.blocks + r * w.row_bytes() + (b / 8) * 84;
+      const int e0 = static_cast<int>(b % 8) * kQBlock;
+      out.first = static_cast<int8_t>(cpu::q2k_scale(sb, e0 / 16));
+      out.second = static_cast<int8_t>(cpu::q2k_scale(sb, e0 / 16 + 1));
+      out.neg_m0 = static_cast<int8_t>(-cpu::q2k_min(sb, e0 / 16));
+      out.neg_m1 = static_cast<int8_t>(-cpu::q2k_min(sb, e0 / 16 + 1));
+      out.d = out.d2 = half_at(sb + 80);
+      out.dmin = half_at(sb + 82);
+      for (int i = 0; i < kQBlock; ++i) out.q[i] = static_cast<uint8_t>(cpu::q2k_value(sb, e0 + i));
       return;
     }
     case WeightType::IQ4_XS: {  // one factored scale d · (ls − 32) per block (no second vector), the nibbles
@@ -191,6 +208,7 @@ PackKind preferred_pack(const WeightMatrix& w) {
     case WeightType::Q5_1:
     case WeightType::IQ4_NL:
     case WeightType::IQ4_XS:
+    case WeightType::Q2_K:
     case WeightType::Q3_K:
     case WeightType::Q4_K:
     case WeightType::Q5_K:
@@ -245,7 +263,7 @@ bool plan_layout(const WeightMatrix& w, PackKind kind, PackedView* v, int64_t& b
     v->q8_1_sums = w.type == WeightType::Q4_1 || w.type == WeightType::Q5_1;
     v->has_mins = w.type == WeightType::Q4_K || w.type == WeightType::Q5_K || w.type == WeightType::MlxAffine ||
                   v->q8_1_sums;
-    v->sub16 = w.type == WeightType::Q6_K || w.type == WeightType::Q3_K;
+    v->sub16 = w.type == WeightType::Q6_K || w.type == WeightType::Q3_K || w.type == WeightType::Q2_K;
     v->iq4 = w.type == WeightType::IQ4_NL || w.type == WeightType::IQ4_XS;
     v->blocks = w.cols / kQBlock;
     const int64_t weight_bytes = cpu::int8_weight_bytes(v->bits);
@@ -254,6 +272,7 @@ bool plan_layout(const WeightMatrix& w, PackKind kind, PackedView* v, int64_t& b
       if (v->blocks % kSuperBlocks != 0) return false;
       v->block_stride = weight_bytes;
       bytes = records * (weight_bytes + kFactorBytes) + records / kSuperBlocks * kSuperFloats * 4;
+      if (w.type == WeightType::Q2_K) bytes += records * kMinBytes + records / kSuperBlocks * kMinFloats * 4;
     } else if (v->has_mins) {  // MLX, Q4_1, Q5_1: fp32 scales and mins in the record
       v->block_stride = weight_bytes + 128;
       bytes = records * v->block_stride;
@@ -293,11 +312,20 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
     uint16_t* half_scales = nullptr;
     int8_t* factors = nullptr;
     float* super_scales = nullptr;
+    int8_t* mins16 = nullptr;
+    float* min_scales = nullptr;
     if (factored_scales(w.type)) {
+      const int64_t records = pv.panels * pv.blocks;
       factors = reinterpret_cast<int8_t*>(beside);
-      super_scales = reinterpret_cast<float*>(beside + pv.panels * pv.blocks * kFactorBytes);
+      super_scales = reinterpret_cast<float*>(beside + records * kFactorBytes);
       v->factors = factors;
       v->super_scales = super_scales;
+      if (w.type == WeightType::Q2_K) {  // after the super scales (32-byte aligned: a multiple of 128 bytes)
+        mins16 = reinterpret_cast<int8_t*>(super_scales + records / kSuperBlocks * kSuperFloats);
+        min_scales = reinterpret_cast<float*>(mins16 + records * kMinBytes);
+        v->mins16 = mins16;
+        v->min_scales = min_scales;
+      }
     } else if (!pv.has_mins) {
       half_scales = reinterpret_cast<uint16_t*>(beside);
       v->half_scales = half_scales;
@@ -333,6 +361,12 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
             float* s = super_scales + (p * (pv.blocks / kSuperBlocks) + b / kSuperBlocks) * kSuperFloats;
             s[i] = parts.d;
             s[kPackRows + i] = parts.d2;
+            if (mins16 != nullptr) {
+              int8_t* m = mins16 + (p * pv.blocks + b) * kMinBytes;
+              m[i] = parts.neg_m0;
+              m[kPackRows + i] = parts.neg_m1;
+              min_scales[(p * (pv.blocks / kSuperBlocks) + b / kSuperBlocks) * kMinFloats + i] = parts.dmin;
+            }
           } else {  // MLX, Q4_1, Q5_1
             std::memcpy(rec + weight_bytes + 4 * i, &parts.scale, sizeof(float));
             std::memcpy(rec + weight_bytes + 64 + 4 * i, &parts.min, sizeof(float));

@@ -68,6 +68,18 @@ void q3k_value(const uint8_t* b, int i, float& ds, int& q) {
   ds = half_at(b + 108) * static_cast<float>(scales[8 * n + 2 * j + l / 16] - 32);
 }
 
+// Value i (0..255) of a Q2_K block b as ggml's dequantize_row_q2_K reads it: in half n = i / 128, pass
+// j = (i % 128) / 32 the 2 bits at shift 2j of qs[32n + i % 32] (qs at byte 16), with the scale byte
+// scales[8n + 2j + (i % 32) / 16]; W = (d · (low nibble)) · q − dmin · (high nibble). Returns the fp32 d · sc
+// and dmin · m in dl, ml.
+void q2k_value(const uint8_t* b, int i, float& dl, float& ml, int& q) {
+  const int n = i / 128, j = (i % 128) / 32, l = i % 32;
+  q = (b[16 + 32 * n + l] >> (2 * j)) & 3;
+  const uint8_t sc = b[8 * n + 2 * j + l / 16];
+  dl = half_at(b + 80) * static_cast<float>(sc & 0xF);
+  ml = half_at(b + 82) * static_cast<float>(sc >> 4);
+}
+
 // Value i (0..255) of an IQ4_XS block b as ggml's dequantize_row_iq4_xs reads it: sub-block j = i / 32 has the
 // 6-bit scale ls (low 4 bits in scales_l[j / 2] at bit 4 · (j % 2), high 2 at bit 2j of the 16-bit scales_h),
 // and value kvalues_iq4nl[nibble]; W = (d · (ls − 32)) · value.
@@ -158,6 +170,13 @@ float ggml_weight_at(const WeightMatrix& w, int64_t r, int64_t c) {
       q3k_value(b, i, ds, q);
       return ds * static_cast<float>(q);
     }
+    case WeightType::Q2_K: {
+      float dl = 0.0f, ml = 0.0f;
+      int q = 0;
+      q2k_value(b, i, dl, ml, q);
+      const float scaled = dl * static_cast<float>(q);
+      return scaled - ml;
+    }
     default:
       return 0.0f;
   }
@@ -199,6 +218,7 @@ float weight_at(const WeightMatrix& w, int64_t r, int64_t c) {
     case WeightType::Q4_1:
     case WeightType::Q5_0:
     case WeightType::Q5_1:
+    case WeightType::Q2_K:
     case WeightType::Q3_K:
     case WeightType::Q4_K:
     case WeightType::Q5_K:
@@ -260,8 +280,8 @@ double q8_1_block_sum(const float* x, int32_t qsum) {
 }
 
 bool super_block_activations(const WeightMatrix& w) {
-  return w.type == WeightType::Q3_K || w.type == WeightType::Q4_K || w.type == WeightType::Q5_K ||
-         w.type == WeightType::Q6_K || w.type == WeightType::IQ4_XS;
+  return w.type == WeightType::Q2_K || w.type == WeightType::Q3_K || w.type == WeightType::Q4_K ||
+         w.type == WeightType::Q5_K || w.type == WeightType::Q6_K || w.type == WeightType::IQ4_XS;
 }
 
 void int8_parts(const WeightMatrix& w, int64_t r, int64_t c, double& scaled, double& min) {
@@ -320,6 +340,14 @@ void int8_parts(const WeightMatrix& w, int64_t r, int64_t c, double& scaled, dou
       int q = 0;
       q3k_value(w.blocks + r * w.row_bytes() + (c / 256) * 110, static_cast<int>(c % 256), ds, q);
       scaled = static_cast<double>(ds) * q;
+      return;
+    }
+    case WeightType::Q2_K: {  // each half's d · sc times q, and its min −dmin · m
+      float dl = 0.0f, ml = 0.0f;
+      int q = 0;
+      q2k_value(w.blocks + r * w.row_bytes() + (c / 256) * 84, static_cast<int>(c % 256), dl, ml, q);
+      scaled = static_cast<double>(dl) * q;
+      min = -static_cast<double>(ml);
       return;
     }
     case WeightType::MlxAffine: {

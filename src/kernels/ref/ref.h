@@ -19,7 +19,7 @@ void matmul(const WeightMatrix& w, const float* x, int64_t n, float* y);
 // Q5_1 with q8_1_block_sum); sums in double.
 void quantize_block(const float* x, int8_t* q, float& d);        // 32 values; d in fp16 precision (ops.h)
 void quantize_super_block(const float* x, int8_t* q, float& d);  // 256 values; d = 1 / (127 / max|x|)
-bool super_block_activations(const WeightMatrix& w);             // Q3_K–Q6_K, IQ4_XS
+bool super_block_activations(const WeightMatrix& w);             // Q2_K–Q6_K, IQ4_XS
 // The sum of ggml's block_q8_1 over 32 values x quantized to integers summing to qsum: (max|x| / 127) · qsum in
 // fp32, rounded to 11 significant bits; what the mins of Q4_1 and Q5_1 multiply.
 double q8_1_block_sum(const float* x, int32_t qsum);

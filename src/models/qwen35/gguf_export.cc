@@ -44,6 +44,7 @@ int64_t file_type_id(GgmlType t) {
     case GgmlType::Q5_0: return 8;
     case GgmlType::Q5_1: return 9;
     case GgmlType::Q8_0: return 7;
+    case GgmlType::Q2_K: return 10;  // LLAMA_FTYPE_MOSTLY_Q2_K
     case GgmlType::Q3_K: return 11;  // LLAMA_FTYPE_MOSTLY_Q3_K_S
     case GgmlType::Q4_K: return 14;  // LLAMA_FTYPE_MOSTLY_Q4_K_S (15: MOSTLY_Q4_K_M, the recipe)
     case GgmlType::Q5_K: return 16;  // LLAMA_FTYPE_MOSTLY_Q5_K_S (17: MOSTLY_Q5_K_M, the recipe)

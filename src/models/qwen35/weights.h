@@ -74,8 +74,8 @@ struct LayerWeights {
 
 // The kernels' type for a GGUF tensor type verdict loads (nullopt for the others).
 std::optional<kernels::WeightType> gguf_weight_type(formats::GgmlType t);
-// Those types' names, for messages: "F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q3_K, Q4_K, Q5_K, Q6_K, BF16, IQ4_NL,
-// IQ4_XS" (in ggml's type-id order).
+// Those types' names, for messages: "F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, BF16,
+// IQ4_NL, IQ4_XS" (in ggml's type-id order).
 std::string gguf_weight_type_names();
 
 class Weights {

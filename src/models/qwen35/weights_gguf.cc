@@ -9,8 +9,8 @@
 //  * value heads are in llama.cpp's tiled order (spec §9.4): every per-value-head tensor is permuted
 //    consistently, so the file's order is kept and the forward reads key head p mod nk for slot p
 //    (head_mapping = Tiled), which computes exactly the Hugging Face model.
-// Matrices of every supported type (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q3_K, Q4_K, Q5_K, Q6_K,
-// IQ4_NL, IQ4_XS) are used in place from the memory-mapped file (the kernels read ggml blocks directly);
+// Matrices of every supported type (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K,
+// Q6_K, IQ4_NL, IQ4_XS) are used in place from the memory-mapped file (the kernels read ggml blocks directly);
 // vectors are converted to fp32.
 #include <cmath>
 #include <cstring>
@@ -32,6 +32,7 @@ std::optional<kernels::WeightType> gguf_weight_type(formats::GgmlType t) {
     case formats::GgmlType::Q4_1: return kernels::WeightType::Q4_1;
     case formats::GgmlType::Q5_0: return kernels::WeightType::Q5_0;
     case formats::GgmlType::Q5_1: return kernels::WeightType::Q5_1;
+    case formats::GgmlType::Q2_K: return kernels::WeightType::Q2_K;
     case formats::GgmlType::Q3_K: return kernels::WeightType::Q3_K;
     case formats::GgmlType::Q4_K: return kernels::WeightType::Q4_K;
     case formats::GgmlType::Q5_K: return kernels::WeightType::Q5_K;
