@@ -59,8 +59,8 @@ def run(cmd, env=None, timeout=None):
 
 
 # what `verdict convert --type` writes
-CONVERT_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q3_k", "q4_k", "q5_k", "q6_k", "iq4_nl",
-                 "iq4_xs")
+CONVERT_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k",
+                 "iq4_nl", "iq4_xs")
 
 
 def ensure_files(verdict, cache, shape, types, llama_bin=None):
@@ -182,7 +182,7 @@ def print_table(rows):
         if k not in best or r["value"] > best[k]:
             best[k] = r["value"]
             load[k] = r["load"]
-    order = ["bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q3_k", "q3_k_s", "q3_k_m", "iq4_nl", "iq4_xs", "q4_k",
+    order = ["bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k", "q2_k_s", "q3_k", "q3_k_s", "q3_k_m", "iq4_nl", "iq4_xs", "q4_k",
              "q4_k_m", "q5_k", "q5_k_m", "q6_k"]
     keys = sorted({(k[0], k[1]) for k in best}, key=lambda st: (st[0], order.index(st[1]) if st[1] in order else 9))
     tests = []

@@ -105,13 +105,13 @@ struct Weight {
 // machines without AVX512_BF16 run).
 enum Kind {
   kF32, kBf16Fp32Act, kBf16, kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kQ6_K, kF16, kBf16Fma, kMlx6, kQ5_K, kQ3_K,
-  kIq4Nl, kIq4Xs, kQ4_1, kQ5_0, kQ5_1
+  kIq4Nl, kIq4Xs, kQ4_1, kQ5_0, kQ5_1, kQ2_K
 };
 
 const char* kind_name(int k) {
   static const char* names[] = {"f32",      "bf16_f32act", "bf16", "q8_0", "q4_0", "q4_k",
                                 "mlx4_g64", "mlx8_g64",    "q6_k", "f16", "bf16_fma", "mlx6_g64", "q5_k", "q3_k",
-                                "iq4_nl",   "iq4_xs",      "q4_1", "q5_0", "q5_1"};
+                                "iq4_nl",   "iq4_xs",      "q4_1", "q5_0", "q5_1", "q2_k"};
   return names[k];
 }
 
@@ -177,6 +177,7 @@ std::unique_ptr<Weight> make(int kind, int64_t rows, int64_t cols) {
                : kind == kQ4_1  ? WeightType::Q4_1
                : kind == kQ5_0  ? WeightType::Q5_0
                : kind == kQ5_1  ? WeightType::Q5_1
+               : kind == kQ2_K  ? WeightType::Q2_K
                                : WeightType::F16;
       w->blocks.resize(static_cast<std::size_t>(rows * v.row_bytes()));
       for (auto& b : w->blocks) b = static_cast<uint8_t>(byte(rng));
@@ -192,6 +193,9 @@ std::unique_ptr<Weight> make(int kind, int64_t rows, int64_t cols) {
         if (v.type == WeightType::F16) {
           put_half(at, dist(rng));
         } else if (v.type == WeightType::Q6_K || v.type == WeightType::Q3_K) {  // d last
+          put_half(at + bb - 2, 0.01f * dist(rng));
+        } else if (v.type == WeightType::Q2_K) {  // d and dmin last
+          put_half(at + bb - 4, 0.01f * dist(rng));
           put_half(at + bb - 2, 0.01f * dist(rng));
         } else {
           const bool with_min = v.type == WeightType::Q4_K || v.type == WeightType::Q5_K ||
@@ -291,7 +295,7 @@ void BM_Gemm(benchmark::State& state) {
 void gemm_args(benchmark::internal::Benchmark* b) {
   for (int kind :
        {kQ8_0, kQ4_0, kQ4_K, kMlx4, kMlx8, kBf16, kBf16Fp32Act, kF32, kQ6_K, kF16, kBf16Fma, kMlx6, kQ5_K, kQ3_K,
-        kIq4Nl, kIq4Xs, kQ4_1, kQ5_0, kQ5_1})
+        kIq4Nl, kIq4Xs, kQ4_1, kQ5_0, kQ5_1, kQ2_K})
     for (int threads : {1, 2})
       for (auto shape : {std::pair<int64_t, int64_t>{3584, 1024}, {1024, 3584}, {6144, 1024}, {6144, 2048}, {2048, 6144}})
         b->Args({kind, shape.first, shape.second, threads});
@@ -468,7 +472,7 @@ void gemv_args(benchmark::internal::Benchmark* b) {
   const std::pair<int64_t, int64_t> shapes[] = {{3584, 1024}, {1024, 3584}, {6144, 1024},
                                                 {6144, 2048}, {2048, 6144}, {248320, 1024}};
   for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kMlx6, kBf16, kF16, kBf16Fma, kQ5_K, kQ3_K, kIq4Nl, kIq4Xs,
-                   kQ4_1, kQ5_0, kQ5_1})
+                   kQ4_1, kQ5_0, kQ5_1, kQ2_K})
     for (auto shape : shapes)
       for (auto [n, threads] : {std::pair<int, int>{1, 1}, {1, 2}, {4, 2}})
         b->Args({kind, shape.first, shape.second, n, threads});
@@ -565,7 +569,8 @@ void BM_GemmAvx2(benchmark::State& state) {
 
 void gemm_avx2_args(benchmark::internal::Benchmark* b) {
   for (int64_t n : {512, 1})
-    for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kMlx6, kMlx8, kQ5_K, kQ3_K, kIq4Nl, kIq4Xs, kQ4_1, kQ5_0, kQ5_1})
+    for (int kind :
+         {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kMlx6, kMlx8, kQ5_K, kQ3_K, kIq4Nl, kIq4Xs, kQ4_1, kQ5_0, kQ5_1, kQ2_K})
       for (int threads : {1, 2}) b->Args({kind, 3584, 1024, threads, n});
 }
 BENCHMARK(BM_GemmAvx2)->Apply(gemm_avx2_args)->UseManualTime()->Unit(benchmark::kMicrosecond);

@@ -3,6 +3,7 @@
 #
 #   bash scripts/gguf-crosscheck.sh [VERDICT_BIN]     # default build/release/src/cli/verdict
 #   CROSSCHECK_TYPES="iq4_nl iq4_xs" bash scripts/gguf-crosscheck.sh   # only some types (F32 always runs)
+#   CROSSCHECK_RECIPES="q2_k q3_k_m" ...   # also llama-quantize's recipes of qwen35-small's BF16 file
 #
 # For the qwen35-tiny and qwen35-small fixture checkpoints and every `verdict convert --type`, it writes the
 # GGUF file with verdict, lets llama.cpp's llama-debug run each golden prompt text on it (F32 KV cache,
@@ -24,20 +25,9 @@ bin=$(bash ../shared/tools/llamacpp-peer.sh)
 work=$(mktemp -d /tmp/verdict-gguf-crosscheck.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-for model in qwen35-tiny qwen35-small; do
-  # f32 first: the other types' rows compare with its llama.cpp logits
-  types="f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl"
-  [ "$model" = qwen35-small ] && types="$types q2_k q3_k q4_k q5_k q6_k iq4_xs"  # K-quants: whole 256-value rows
-  if [ -n "${CROSSCHECK_TYPES:-}" ]; then  # only these (and f32), e.g. CROSSCHECK_TYPES="iq4_nl iq4_xs"
-    keep=f32
-    for t in $types; do case " $CROSSCHECK_TYPES " in *" $t "*) keep="$keep $t" ;; esac; done
-    types=$keep
-  fi
-  for type in $types; do
-    gguf="$work/$model-$type.gguf"
-    "$verdict" convert "$fixtures/$model" "$gguf" --type "$type" >/dev/null
-    "$bin/llama-bench" -m "$gguf" -p 16 -n 4 -t 2 -r 1 >/dev/null 2>&1 || { echo "llama-bench cannot load $gguf"; exit 1; }
-    python3 - "$verdict" "$bin" "$gguf" "$fixtures/$model/golden.json" "$work" "$model $type" "$work/$model-f32.json" <<'PY'
+# Compares llama.cpp and verdict on GGUF file $1 (label $2: "MODEL TYPE") for every golden prompt of $model.
+check() {
+  python3 - "$verdict" "$bin" "$1" "$fixtures/$model/golden.json" "$work" "$2" "$work/$model-f32.json" <<'PY'
 import json, os, struct, subprocess, sys
 verdict, bin_dir, gguf, golden, work, label, f32_path = sys.argv[1:]
 f32 = json.load(open(f32_path)) if os.path.exists(f32_path) else {}
@@ -82,5 +72,31 @@ for prompt in json.load(open(golden))["prompts"]:
 if not os.path.exists(f32_path):
     json.dump(f32, open(f32_path, "w"))
 PY
+}
+
+for model in qwen35-tiny qwen35-small; do
+  # f32 first: the other types' rows compare with its llama.cpp logits
+  types="f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl"
+  [ "$model" = qwen35-small ] && types="$types q2_k q3_k q4_k q5_k q6_k iq4_xs"  # K-quants: whole 256-value rows
+  if [ -n "${CROSSCHECK_TYPES:-}" ]; then  # only these (and f32), e.g. CROSSCHECK_TYPES="iq4_nl iq4_xs"
+    keep=f32
+    for t in $types; do case " $CROSSCHECK_TYPES " in *" $t "*) keep="$keep $t" ;; esac; done
+    types=$keep
+  fi
+  for type in $types; do
+    gguf="$work/$model-$type.gguf"
+    "$verdict" convert "$fixtures/$model" "$gguf" --type "$type" >/dev/null
+    "$bin/llama-bench" -m "$gguf" -p 16 -n 4 -t 2 -r 1 >/dev/null 2>&1 || { echo "llama-bench cannot load $gguf"; exit 1; }
+    check "$gguf" "$model $type"
   done
+  # llama-quantize's recipes (mixed types, chosen per tensor), from verdict's BF16 file:
+  # CROSSCHECK_RECIPES="q2_k q3_k_m" (K-quant recipes: qwen35-small only)
+  if [ "$model" = qwen35-small ]; then
+    for recipe in ${CROSSCHECK_RECIPES:-}; do
+      [ -f "$work/$model-bf16.gguf" ] || "$verdict" convert "$fixtures/$model" "$work/$model-bf16.gguf" --type bf16 >/dev/null
+      gguf="$work/$model-$recipe-llama-quantize.gguf"
+      "$bin/llama-quantize" "$work/$model-bf16.gguf" "$gguf" "${recipe^^}" >/dev/null 2>&1
+      check "$gguf" "$model ${recipe^^}"
+    done
+  fi
 done
