@@ -156,10 +156,11 @@ enum class PackKind : uint8_t {
 //         offset, offset 128 (Q8_0), 32 (Q6_K: the file's q6, whose q = q6 − 32), 8 (Q4_0), 4 (Q3_K) or 0.
 //         Q4_1 and Q5_1 take MLX's records (their fp16 d and m as the fp32 scale and min; 4- and 5-bit), Q5_0
 //         Q4_0's fp16 scales beside 5-bit records of the stored q (offset 16).
-//         Q2_K: Q3_K's sub16 4-bit records of q (offset 0, first and second = the sc of the two halves, d2 = d)
-//         plus its mins: mins16 + (p · blocks + b) · 32 holds the 16 rows' −m of columns 0–15, then of 16–31,
-//         and min_scales + (p · blocks / 8 + b / 8) · 16 the rows' dmin (21.5 bytes per row and 32 weights
-//         against the file's 10.5: the 2-bit values take 4-bit records).
+//         Q2_K: 2-bit records of q (2 vectors of 64 bytes: chunk j at bits 2 · (j % 4) .. + 1 of vector j / 4,
+//         so vector 0 holds columns 0–15 and vector 1 columns 16–31), factored sub16 scales as Q3_K's (offset 0,
+//         first and second = the sc of the two halves, d2 = d) plus its mins: mins16 + (p · blocks + b) · 32
+//         holds the 16 rows' −m of columns 0–15, then of 16–31, and min_scales + (p · blocks / 8 + b / 8) · 16
+//         the rows' dmin (13.5 bytes per row and 32 weights against the file's 10.5).
 //         IQ4_NL and IQ4_XS (iq4 set): the 4-bit layout holds the file's nibbles n, and the stored value the
 //         kernels multiply is kIq4Values[n] + 128 (offset 128), looked up in registers; IQ4_NL's scales are
 //         Q4_0's (half_scales), IQ4_XS's are factored (first = ls − 32, one scale d · first for the whole
@@ -177,10 +178,10 @@ struct PackedView {
   int64_t blocks = 0;        // Int8: cols / 32
   int64_t block_stride = 0;  // Int8: bytes of one (panel, block) record
   int64_t cols_padded = 0;   // Bf16: cols rounded up to even
-  int bits = 8;              // Int8: 8, 6, 5 or 4
+  int bits = 8;              // Int8: 8, 6, 5, 4 or 2
   int offset = 0;            // Int8: stored = q + offset
   bool has_mins = false;     // Int8
-  bool sub16 = false;        // Int8 (Q6_K 6-bit, Q3_K and Q2_K 4-bit): a scale per 16 columns, two per record
+  bool sub16 = false;        // Int8 (Q6_K 6-bit, Q3_K 4-bit, Q2_K 2-bit): a scale per 16 columns, two per record
   bool iq4 = false;          // Int8 (IQ4_NL, IQ4_XS): the 4-bit values index kIq4Values
   bool q8_1_sums = false;    // Int8 (Q4_1, Q5_1): the mins multiply ggml's block_q8_1 sums (see matmul)
   const uint16_t* half_scales = nullptr;  // Int8 Q8_0, Q4_0, Q5_0, IQ4_NL: the fp16 scales (32-byte aligned)

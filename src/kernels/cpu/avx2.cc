@@ -295,8 +295,8 @@ template <int RH, int TB, int BITS, bool MINS, bool SUB = false, bool STRIP = fa
 void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t g0, float* y,
                      const uint8_t* strip = nullptr) {
   static_assert(!LUT || (BITS == 4 && !MINS && !SUB && !STRIP), "IQ4 records: 4-bit, one scale per block");
-  static_assert(!SUB || BITS == 6 || BITS == 4, "sub16 records are 6- or 4-bit");
-  static_assert(!SUB || !MINS || (BITS == 4 && !STRIP), "sub16 records with mins (Q2_K) are 4-bit");
+  static_assert(!SUB || BITS == 6 || BITS == 4 || BITS == 2, "sub16 records are 6-, 4- or 2-bit");
+  static_assert(!SUB || !MINS || (BITS == 2 && !STRIP), "sub16 records with mins (Q2_K) are 2-bit");
   static_assert(!STRIP || BITS == kStripTileBits, "one set of strip tiles for 5- and 6-bit records");
   const int64_t bs = STRIP ? kStripRecordBytes : w.block_stride;
   const uint8_t* rec[RH];  // the half's bytes in the record of block 0
@@ -413,12 +413,22 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
           }
         }
       }
-    } else {
+    } else {  // 4-bit records, or 2-bit ones (chunks j and j + 4 at bits 2j of their two vectors)
 #pragma GCC unroll 1
       for (int j = 0; j < 4; ++j) {
         __m256i lo[RH], hi[RH];
 #pragma GCC unroll 8
         for (int h = 0; h < RH; ++h) {
+          if constexpr (BITS == 2) {
+            const __m256i three = _mm256_set1_epi8(3);
+            const __m128i shift = _mm_cvtsi32_si128(2 * j);
+            const uint8_t* at = rec[h] + b * bs;
+            lo[h] = _mm256_and_si256(_mm256_srl_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(at)), shift),
+                                     three);
+            hi[h] = _mm256_and_si256(
+                _mm256_srl_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + 64)), shift), three);
+            continue;
+          }
           const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec[h] + b * bs + 64 * j));
           lo[h] = _mm256_and_si256(v, low4);
           hi[h] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
@@ -615,7 +625,7 @@ void int8_tile_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int
   if (w.iq4) {  // IQ4_NL (fp16 scales), IQ4_XS (factored ones)
     int8_panels_avx2<4, false, false, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.mins16 != nullptr) {  // Q2_K
-    int8_panels_avx2<4, true, true>(w, a, t0, t1, p0, p1, y, scratch);
+    int8_panels_avx2<2, true, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.sub16 && w.bits == 4) {  // Q3_K
     int8_panels_avx2<4, false, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.sub16) {  // Q6_K

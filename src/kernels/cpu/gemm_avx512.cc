@@ -69,7 +69,7 @@ template <int RP, int TB, int BITS, bool MINS, bool OFF, int S = 1, bool SUB = f
           bool LUT = false>
 void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, float* y,
                 const uint8_t* strip = nullptr) {
-  static_assert(!SUB || (S == 2 && (BITS == 6 || BITS == 4) && (OFF || MINS)), "sub16: 6- or 4-bit, two sums");
+  static_assert(!SUB || (S == 2 && (BITS == 6 || BITS == 4 || BITS == 2) && (OFF || MINS)), "sub16: two sums");
   static_assert(!STRIP || BITS == kStripTileBits, "one set of strip tiles for 5- and 6-bit records");
   static_assert(!LUT || (BITS == 4 && OFF && !MINS && !SUB && !STRIP), "IQ4 records: 4-bit, offset 128, one scale");
   const int64_t bs = STRIP ? kStripRecordBytes : w.block_stride;
@@ -146,11 +146,26 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
         }
       }
     } else {
+      [[maybe_unused]] __m512i two_bit[RP][2];  // 2-bit records: their two vectors (columns 0–15, 16–31)
+      if constexpr (BITS == 2) {
+#pragma GCC unroll 4
+        for (int i = 0; i < RP; ++i) {
+          two_bit[i][0] = _mm512_load_si512(base[i] + b * bs);
+          two_bit[i][1] = _mm512_load_si512(base[i] + b * bs + 64);
+        }
+      }
 #pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) {
         __m512i lo[RP], hi[RP];
 #pragma GCC unroll 4
         for (int i = 0; i < RP; ++i) {
+          if constexpr (BITS == 2) {  // chunks j and j + 4: bits 2j .. 2j + 1 of vectors 0 and 1
+            const __m512i three = _mm512_set1_epi8(3);
+            const __m128i shift = _mm_cvtsi32_si128(2 * j);
+            lo[i] = _mm512_and_si512(_mm512_srl_epi16(two_bit[i][0], shift), three);
+            hi[i] = _mm512_and_si512(_mm512_srl_epi16(two_bit[i][1], shift), three);
+            continue;
+          }
           const __m512i v = _mm512_load_si512(base[i] + b * bs + 64 * j);
           if constexpr (BITS == 6) {
             const __m512i h = _mm512_load_si512(base[i] + b * bs + 256 + 64 * high_bits_vector(j));
@@ -458,7 +473,7 @@ void int8_tile_avx512vnni(const PackedView& w, const QuantizedRows& a, int64_t t
   if (w.iq4) {  // IQ4_NL (fp16 scales), IQ4_XS (factored ones)
     int8_panels<4, false, true, false, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.mins16 != nullptr) {  // Q2_K
-    int8_panels<4, true, false, true>(w, a, t0, t1, p0, p1, y, scratch);
+    int8_panels<2, true, false, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.sub16 && w.bits == 4) {  // Q3_K
     int8_panels<4, false, true, true>(w, a, t0, t1, p0, p1, y, scratch);
   } else if (w.sub16) {  // Q6_K

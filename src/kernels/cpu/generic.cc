@@ -355,6 +355,8 @@ void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, 
             int32_t qw;
             if (w.bits == 8) {
               qw = rec[64 * chunk + lane];
+            } else if (w.bits == 2) {
+              qw = (rec[64 * two_bit_vector(chunk) + lane] >> two_bit_shift(chunk)) & 3;
             } else {
               const uint8_t byte = rec[64 * (chunk % 4) + lane];
               qw = chunk < 4 ? (byte & 0xF) : (byte >> 4);

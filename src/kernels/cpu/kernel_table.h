@@ -36,7 +36,13 @@ static_assert([] {
 }());
 
 // Bytes of the weights of one Int8 record (16 rows × 32 columns) of `bits`-bit values (layout in ops.h).
-constexpr int64_t int8_weight_bytes(int bits) { return bits == 8 ? 512 : bits == 6 ? 384 : bits == 5 ? 320 : 256; }
+constexpr int64_t int8_weight_bytes(int bits) {
+  return bits == 8 ? 512 : bits == 6 ? 384 : bits == 5 ? 320 : bits == 4 ? 256 : 128;
+}
+// 2-bit records: chunk j (0–7) lies at bits 2 · (j % 4) .. + 1 of each byte of the 64-byte vector j / 4 (so
+// vector 0 holds columns 0–15, vector 1 columns 16–31).
+constexpr int two_bit_vector(int64_t j) { return static_cast<int>(j / 4); }
+constexpr int two_bit_shift(int64_t j) { return 2 * static_cast<int>(j % 4); }
 // 6-bit records: the 2 high bits of chunk j (0–7) lie in the 64-byte vector high_bits_vector(j) after the
 // nibbles, at bits high_bits_shift(j) .. + 1 of each byte: a vector holds the chunks of nibble vectors
 // 2k and 2k + 1, low nibbles at bits 0–3, high nibbles at bits 4–7.

@@ -60,10 +60,11 @@ int pack_offset(const WeightMatrix& w) {
   return 0;
 }
 
-// Bits of the stored values of `w`'s Int8 records: 8 (Q8_0, MLX 8-bit), 6 (Q6_K, MLX 6-bit), 5 (Q5_0, Q5_1, Q5_K)
-// or 4 (Q4_0, Q4_1, Q2_K, Q3_K, Q4_K, IQ4_NL, IQ4_XS: their values in nibbles, MLX 4-bit).
+// Bits of the stored values of `w`'s Int8 records: 8 (Q8_0, MLX 8-bit), 6 (Q6_K, MLX 6-bit), 5 (Q5_0, Q5_1, Q5_K),
+// 4 (Q4_0, Q4_1, Q3_K, Q4_K, IQ4_NL, IQ4_XS: their values in nibbles, MLX 4-bit) or 2 (Q2_K).
 int pack_bits(const WeightMatrix& w) {
   if (w.type == WeightType::Q8_0) return 8;
+  if (w.type == WeightType::Q2_K) return 2;
   if (w.type == WeightType::Q6_K) return 6;
   if (w.type == WeightType::Q5_K || w.type == WeightType::Q5_0 || w.type == WeightType::Q5_1) return 5;
   if (w.type == WeightType::MlxAffine) return w.bits;
@@ -342,6 +343,10 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
             const auto q = static_cast<uint8_t>(parts.q[c]);
             if (pv.bits == 8) {
               rec[64 * chunk + lane] = q;
+              continue;
+            }
+            if (pv.bits == 2) {
+              rec[64 * cpu::two_bit_vector(chunk) + lane] |= static_cast<uint8_t>(q << cpu::two_bit_shift(chunk));
               continue;
             }
             // 4, 5 and 6 bits: the low 4 bits in the nibbles; 6 bits: the 2 high bits in the fields after
