@@ -57,8 +57,9 @@ inline void store_rows(float* dst, __m512 v, int64_t r0, int64_t rows) {
 // start at 0.
 // SUB (sub16, Q6_K: 6-bit, Q3_K: 4-bit, both with an offset): columns 0–15 and 16–31 keep separate sums
 // (chunks 0–3 and 4–7: in the 4-bit layout the low and the high nibbles), each starting from −offset · its
-// half's Σq and scaled by its own scale; then S is 2, one per half. SUB with MINS (Q2_K: 4-bit, no offset): each
-// half also has a min, dmin · (−m) from mins16 and min_scales, which multiplies d · its Σq (xsum16).
+// half's Σq and scaled by its own scale; then S is 2, one per half. SUB with MINS (Q2_K: 2-bit records, whose two
+// vectors are the two halves; no offset): each half also has a min, dmin · (−m) from mins16 and min_scales, which
+// multiplies d · its Σq (xsum16).
 // 6-bit values are the 4-bit layout's nibbles with their 2 high bits moved in (3 instructions per chunk),
 // 5-bit ones likewise with their fifth bit; or, with STRIP, the panels' records (either width) unpacked into
 // `strip` (kernel_table.h), read as 8-bit ones (BITS is then kStripTileBits).
