@@ -64,6 +64,12 @@ int level(float f, int top) {
   return f >= static_cast<float>(top) ? top : static_cast<int>(f);
 }
 
+// Writes v (0–3) as value e (0–255) of a K-quant 2-bit field `qs` (Q3_K's low bits, Q2_K's values): bits
+// 2 · ((e % 128) / 32) of qs[32 · (e / 128) + e % 32] (qs zeroed first).
+void put_two_bits(uint8_t* qs, int e, int v) {
+  qs[32 * (e / 128) + e % 32] |= static_cast<uint8_t>(v << (2 * ((e % 128) / 32)));
+}
+
 // Q4_0: d = (the value of largest magnitude) / −8, q = min(15, trunc(x / d + 8.5)).
 void quantize_q4_0(const float* x, int64_t n, uint8_t* out) {
   for (int64_t b = 0; b < n / kQ4; ++b, x += kQ4, out += 18) {
@@ -434,7 +440,7 @@ void quantize_q3_k(const float* x, int64_t n, uint8_t* out) {
         hmask[e % 32] |= static_cast<uint8_t>(1 << (e / 32));
         levels[e] = static_cast<int8_t>(levels[e] - 4);
       }
-      qs[32 * (e / 128) + e % 32] |= static_cast<uint8_t>(levels[e] << (2 * ((e % 128) / 32)));
+      put_two_bits(qs, e, levels[e]);
     }
   }
 }
@@ -472,9 +478,7 @@ void quantize_q2_k(const float* x, int64_t n, uint8_t* out) {
       for (int l = 0; l < 16; ++l)
         levels[16 * j + l] = static_cast<uint8_t>(std::clamp(nearest_int((x[16 * j + l] + dm) / d), 0, 3));
     }
-    uint8_t* qs = out + 16;
-    for (int e = 0; e < kQK; ++e)
-      qs[32 * (e / 128) + e % 32] |= static_cast<uint8_t>(levels[e] << (2 * ((e % 128) / 32)));
+    for (int e = 0; e < kQK; ++e) put_two_bits(out + 16, e, levels[e]);
   }
 }
 

@@ -90,12 +90,17 @@ inline int legacy_value(WeightType t, const uint8_t* b, int i) {
   return five ? low | (((b[head + i / 8] >> (i % 8)) & 1) << 4) : low;
 }
 
+// Value e (0–255) of ggml's K-quant 2-bit field `qs` (Q3_K's low bits, Q2_K's values): bits 2 · ((e % 128) / 32)
+// of qs[32 · (e / 128) + e % 32].
+inline int two_bits_at(const uint8_t* qs, int e) {
+  return (qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+}
+
 // Value e (0–255) of a Q3_K super-block `b` as stored, q ∈ [0, 7] (ggml's value is q − 4; ops.h), and
 // sub-block i's (0–15) scale, its 6-bit field minus 32 (the 4 low bits in scales[i % 8], upper nibble for
 // i ≥ 8; the 2 high bits at bit 2 · (i / 4) of scales[8 + i % 4]).
 inline int q3k_value(const uint8_t* b, int e) {
-  const int low = (b[32 + 32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
-  return low | (((b[e % 32] >> (e / 32)) & 1) << 2);
+  return two_bits_at(b + 32, e) | (((b[e % 32] >> (e / 32)) & 1) << 2);
 }
 inline int q3k_scale(const uint8_t* b, int i) {
   const uint8_t* s = b + 96;
@@ -105,9 +110,7 @@ inline int q3k_scale(const uint8_t* b, int i) {
 
 // Value e (0–255) of a Q2_K super-block `b`, q ∈ [0, 3] (Q3_K's low bits, in qs at byte 16), and sub-block i's
 // (0–15) 4-bit scale sc and min m: the low and the high nibble of scales[i] (ops.h).
-inline int q2k_value(const uint8_t* b, int e) {
-  return (b[16 + 32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
-}
+inline int q2k_value(const uint8_t* b, int e) { return two_bits_at(b + 16, e); }
 inline int q2k_scale(const uint8_t* b, int i) { return b[i] & 0xF; }
 inline int q2k_min(const uint8_t* b, int i) { return b[i] >> 4; }
 
