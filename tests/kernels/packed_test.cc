@@ -367,6 +367,59 @@ TEST(PackedInt8, ExtremeValuesGiveExactIntegerSumsOnEveryIsa) {
   }
 }
 
+// Q2_K and Q3_K products sum whole super-blocks in integers, and the AVX-512 prefill tiles fold each value and its
+// scale into one byte (kernel_table.h): Q3_K's sc · q + 127 spans 3 .. 255 only at the scales' ends (−32 · −4 =
+// 128). Scales at both ends (Q3_K: every field 0, scale −32, in the first super-block and 63, scale 31, in the
+// second; Q2_K: sc = m = 15), values at both ends and activations of ±127 give integer results, which every ISA,
+// in the GEMV and the prefill tiles, must reproduce exactly.
+TEST(PackedInt8, FoldedScalesAtTheirEndsGiveExactIntegerSums) {
+  std::mt19937 rng(29);
+  for (WeightType type : {WeightType::Q3_K, WeightType::Q2_K}) {
+    const int64_t rows = 37, cols = 512, n = 9;
+    auto w = make_weight(rng, type, rows, cols);
+    unit_scales(w, 0.0f);
+    const int hi = type == WeightType::Q3_K ? 7 : 3;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) put_q(w, r, c, (r * 3 + c * 7) % 4 == 0 ? hi : 0);
+      for (int64_t sb = 0; sb < cols / 256; ++sb) {
+        uint8_t* b = w.blocks.data() + static_cast<std::size_t>(r * w.view.row_bytes() + sb * block_bytes(type));
+        if (type == WeightType::Q3_K) {
+          std::fill(b + 96, b + 108, static_cast<uint8_t>(sb == 0 ? 0x00 : 0xFF));
+        } else {
+          std::fill(b, b + 16, static_cast<uint8_t>(0xFF));
+        }
+      }
+    }
+    double scaled = 0.0, min = 0.0;
+    ref::int8_parts(w.view, 0, 0, scaled, min);  // row 0, column 0: the top value times the scale
+    ASSERT_EQ(scaled + min, type == WeightType::Q3_K ? -96.0 : 30.0);
+    ref::int8_parts(w.view, 1, 0, scaled, min);  // row 1, column 0: the bottom one
+    ASSERT_EQ(scaled + min, type == WeightType::Q3_K ? 128.0 : -15.0);
+    PackedWeight p = pack(w.view);
+    WeightMatrix packed = w.view;
+    packed.pack = p.view();
+    std::vector<float> x(static_cast<std::size_t>(n * cols));
+    std::uniform_int_distribution<int> any(-127, 127);
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t c = 0; c < cols; ++c)
+        x[static_cast<std::size_t>(t * cols + c)] = t % 3 == 0   ? 127.0f
+                                                    : t % 3 == 1 ? -127.0f
+                                                    : c % 64 == 0 ? 127.0f
+                                                                  : static_cast<float>(any(rng));
+    std::vector<float> twin(static_cast<std::size_t>(n * rows));
+    ref::matmul_int8(w.view, x.data(), n, twin.data());
+    for (Isa isa : supported_isas()) {
+      IsaScope scope(isa);
+      for (int64_t len : {n, int64_t{4}, int64_t{1}}) {
+        const std::vector<float> y = run(packed, x, len);
+        for (int64_t i = 0; i < len * rows; ++i)
+          ASSERT_EQ(y[static_cast<std::size_t>(i)], twin[static_cast<std::size_t>(i)])
+              << isa_name(isa) << " type " << int(type) << " n=" << len << " output " << i;
+      }
+    }
+  }
+}
+
 // The AVX2 kernel (vpmaddubsw) and the AVX-512 VNNI kernel (vpdpbusd) run the same fp32 steps per lane
 // after exact integer sums: their results agree bit for bit.
 TEST(PackedInt8, Avx2AndAvx512VnniAgreeBitForBit) {

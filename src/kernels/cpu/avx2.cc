@@ -286,9 +286,67 @@ inline __m256i bcast4(const int8_t* p) {
   return _mm256_set1_epi32(v);
 }
 
+// Q2_K and Q3_K (kernel_table.h): adds block b's sums to the super-block's I (isum) and, for Q2_K, M (msum) of
+// RH half panels from half g0 × TB tokens from t. acc and acc2 hold the int16 sums of columns 0–15 and 16–31
+// (pairs per row lane); vpmaddwd with the half's scale in both int16 of the lane scales and adds each pair. The
+// offset (Q3_K: −corr = 4) takes corr · Σ (scale · Σq) over the two halves, one vpmaddwd of the scales' pair with
+// the activations' pairs16; Q2_K's M one vpmaddwd of the (−m, −m) pair with them.
+template <int RH, int TB, bool MINS>
+inline void super_block_sums(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t g0, int64_t b,
+                             int32_t corr, const __m256i (&acc)[RH][TB], const __m256i (&acc2)[RH][TB],
+                             __m256i (&isum)[RH][TB], __m256i (&msum)[RH][TB]) {
+  const auto pairs = [](const int8_t* first, const int8_t* second) {  // lane i: (first[i], second[i]) as int16
+    return _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(first)),
+                                                  _mm_loadl_epi64(reinterpret_cast<const __m128i*>(second))));
+  };
+#pragma GCC unroll 8
+  for (int h = 0; h < RH; ++h) {
+    const int64_t panel = (g0 + h) / 2, half = 8 * ((g0 + h) % 2);
+    const int8_t* f = w.factors + (panel * w.blocks + b) * kFactorBytes + half;
+    const __m256i s_lo = pairs(f, f), s_hi = pairs(f + kPackRows, f + kPackRows);
+    const __m256i s_corr = _mm256_mullo_epi16(pairs(f, f + kPackRows), _mm256_set1_epi16(static_cast<int16_t>(corr)));
+    [[maybe_unused]] __m256i m_pair;
+    if constexpr (MINS) {
+      const int8_t* m = w.mins16 + (panel * w.blocks + b) * kMinBytes + half;
+      m_pair = pairs(m, m + kPackRows);
+    }
+#pragma GCC unroll 8
+    for (int tt = 0; tt < TB; ++tt) {
+      const __m256i x_pairs = _mm256_set1_epi32(a.pairs16[(t + tt) * a.blocks + b]);
+      __m256i sum = _mm256_add_epi32(_mm256_madd_epi16(acc[h][tt], s_lo), _mm256_madd_epi16(acc2[h][tt], s_hi));
+      if (corr != 0) sum = _mm256_add_epi32(sum, _mm256_madd_epi16(s_corr, x_pairs));
+      isum[h][tt] = _mm256_add_epi32(isum[h][tt], sum);
+      if constexpr (MINS) msum[h][tt] = _mm256_add_epi32(msum[h][tt], _mm256_madd_epi16(m_pair, x_pairs));
+    }
+  }
+}
+
+// The fp32 step at the end of Q2_K and Q3_K super-blocks (b its last block): facc += (d·dx) · I, then, for Q2_K,
+// += (dmin·dx) · M, each one fused multiply-add (ops.h; the AVX-512 tiles do the same).
+template <int RH, int TB, bool MINS>
+inline void super_block_step(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t g0, int64_t b,
+                             const __m256i (&isum)[RH][TB], const __m256i (&msum)[RH][TB], __m256 (&facc)[RH][TB]) {
+#pragma GCC unroll 8
+  for (int h = 0; h < RH; ++h) {
+    const int64_t panel = (g0 + h) / 2, half = 8 * ((g0 + h) % 2);
+    const int64_t super_at = panel * (w.blocks / kSuperBlocks) + b / kSuperBlocks;
+    const __m256 d = _mm256_loadu_ps(w.super_scales + super_at * kSuperFloats + half);
+    [[maybe_unused]] __m256 dmin;
+    if constexpr (MINS) dmin = _mm256_loadu_ps(w.min_scales + super_at * kMinFloats + half);
+#pragma GCC unroll 8
+    for (int tt = 0; tt < TB; ++tt) {
+      const __m256 dx = _mm256_set1_ps(a.d[(t + tt) * a.blocks + b]);
+      facc[h][tt] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[h][tt]), _mm256_mul_ps(d, dx), facc[h][tt]);
+      if constexpr (MINS)
+        facc[h][tt] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum[h][tt]), _mm256_mul_ps(dmin, dx), facc[h][tt]);
+    }
+  }
+}
+
 // RH half panels from half g0 (rows 8 · g0 ..; half g is panel g / 2, rows 8 · (g % 2) .. + 7 of it) × TB
-// tokens from t. SUB (sub16 records, 6- or 4-bit): columns 0–15 and 16–31 of a block sum separately (acc, acc2)
-// and take their own scales; with MINS (Q2_K) each half also has a min (mins16), which multiplies xsum16.
+// tokens from t. SUB (sub16 records, 6-, 4- or 2-bit): columns 0–15 and 16–31 of a block sum separately (acc,
+// acc2) and take their own scales; 4- and 2-bit ones (Q3_K; Q2_K, MINS: each half also has a min) sum whole
+// super-blocks in integers (super_block_sums).
 // STRIP (BITS = kStripTileBits, for 5- and 6-bit records): the values come from
 // the records of panels g0 / 2 .. unpacked into `strip` (kernel_table.h).
 template <int RH, int TB, int BITS, bool MINS, bool SUB = false, bool STRIP = false, bool LUT = false>
@@ -312,10 +370,15 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   const __m256i bias8 = _mm256_set1_epi8(static_cast<char>(0x80));
   __m256 facc[RH][TB];
+  constexpr bool SUPER = SUB && BITS <= 4;  // Q2_K, Q3_K: integer sums per super-block (kernel_table.h)
+  [[maybe_unused]] __m256i isum[RH][TB], msum[RH][TB];
 #pragma GCC unroll 8
   for (int h = 0; h < RH; ++h)
 #pragma GCC unroll 8
-    for (int tt = 0; tt < TB; ++tt) facc[h][tt] = _mm256_setzero_ps();
+    for (int tt = 0; tt < TB; ++tt) {
+      facc[h][tt] = _mm256_setzero_ps();
+      if constexpr (SUPER) isum[h][tt] = msum[h][tt] = _mm256_setzero_si256();
+    }
   for (int64_t b = 0; b < w.blocks; ++b) {
     const int8_t* xb = a.q + t * a.cols + b * kQBlock;
     __m256i acc[RH][TB], acc2[SUB ? RH : 1][SUB ? TB : 1];
@@ -448,6 +511,17 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
           }
         }
       }
+      if constexpr (SUPER) {  // Q2_K, Q3_K: each half's int16 sums times its scale, into the super-block's I
+        super_block_sums<RH, TB, MINS>(w, a, t, g0, b, corr, acc, acc2, isum, msum);
+        if (b % kSuperBlocks == kSuperBlocks - 1) {
+          super_block_step<RH, TB, MINS>(w, a, t, g0, b, isum, msum, facc);
+#pragma GCC unroll 8
+          for (int h = 0; h < RH; ++h)
+#pragma GCC unroll 8
+            for (int tt = 0; tt < TB; ++tt) isum[h][tt] = msum[h][tt] = _mm256_setzero_si256();
+        }
+        continue;
+      }
 #pragma GCC unroll 8
       for (int h = 0; h < RH; ++h)
 #pragma GCC unroll 8
@@ -507,31 +581,6 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
           const __m256i cq2 = _mm256_set1_epi32(corr * a.qsum16[2 * at + 1]);
           const __m256 part2 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(acc2[h][tt], cq2)), dx);
           facc[h][tt] = _mm256_fmadd_ps(part2, _mm256_loadu_ps(sc[h] + 16), facc[h][tt]);
-        }
-      }
-    }
-    if constexpr (SUB && MINS) {  // Q2_K: each half's min, dmin · (−m), times d · its Σq (xsum16)
-      __m256 min0[RH], min1[RH];
-#pragma GCC unroll 8
-      for (int h = 0; h < RH; ++h) {
-        const int64_t panel = (g0 + h) / 2, half = 8 * ((g0 + h) % 2);
-        const int8_t* m = w.mins16 + (panel * w.blocks + b) * kMinBytes + half;
-        const __m256 dmin =
-            _mm256_loadu_ps(w.min_scales + (panel * (w.blocks / kSuperBlocks) + b / kSuperBlocks) * kMinFloats + half);
-        const auto factor = [](const int8_t* at) {
-          return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(at))));
-        };
-        min0[h] = _mm256_mul_ps(dmin, factor(m));
-        min1[h] = _mm256_mul_ps(dmin, factor(m + kPackRows));
-      }
-#pragma GCC unroll 8
-      for (int tt = 0; tt < TB; ++tt) {
-        const float* xs = a.xsum16 + 2 * ((t + tt) * a.blocks + b);
-        const __m256 x0 = _mm256_set1_ps(xs[0]), x1 = _mm256_set1_ps(xs[1]);
-#pragma GCC unroll 8
-        for (int h = 0; h < RH; ++h) {
-          facc[h][tt] = _mm256_fmadd_ps(min0[h], x0, facc[h][tt]);
-          facc[h][tt] = _mm256_fmadd_ps(min1[h], x1, facc[h][tt]);
         }
       }
     }

@@ -115,8 +115,8 @@ T* thread_buffer(std::vector<T>& v, int64_t count) {
   return v.data();
 }
 
-// Q4_K/Q5_K/Q6_K products of more tokens than the decode sizes get their records' scales expanded to fp32 once
-// per product (PackedView::expanded): 2 products per 32 weights, instead of the tiles' converting them
+// Q4_K/Q5_K/Q6_K and IQ4_XS products of more tokens than the decode sizes get their records' scales expanded to
+// fp32 once per product (PackedView::expanded): 2 products per 32 weights, instead of the tiles' converting them
 // again for every group of 4 tokens. The products are exact either way, so the results do not change.
 constexpr int64_t kExpandFactorsFrom = 4;
 
@@ -138,8 +138,8 @@ void matmul_packed(const PackedView& w, const float* x, int64_t n, float* y) {
   const cpu::KernelTable& k = table_for(isa);
   if (w.kind == PackKind::Int8) {
     thread_local std::vector<int8_t> q;
-    thread_local std::vector<float> d, xsum, xsum16;
-    thread_local std::vector<int32_t> qsum, qsum16;
+    thread_local std::vector<float> d, xsum;
+    thread_local std::vector<int32_t> qsum, qsum16, pairs16;
     cpu::QuantizedRows a;
     a.cols = w.cols;
     a.blocks = w.blocks;
@@ -167,26 +167,32 @@ void matmul_packed(const PackedView& w, const float* x, int64_t n, float* y) {
     a.qsum = sp;
     a.xsum = xp;
     if (w.sub16) {  // Σq of each 16-column half: the integer sums the two scales of a record start from
-      // (Q2_K: and d · Σq, what its mins multiply)
+      // (Q2_K, Q3_K: also as the pairs of int16 their kernels multiply)
       int32_t* hp = thread_buffer(qsum16, 2 * n * w.blocks);
-      float* xhp = w.mins16 != nullptr ? thread_buffer(xsum16, 2 * n * w.blocks) : nullptr;
+      int32_t* pp = cpu::integer_super_sums(w) ? thread_buffer(pairs16, n * w.blocks) : nullptr;
       parallel_for(n, static_cast<double>(w.cols), [&](int64_t t) {
         for (int64_t h = 0; h < 2 * w.blocks; ++h) {
           int32_t s = 0;
           for (int64_t c = 0; c < 16; ++c) s += qp[t * w.cols + 16 * h + c];
           hp[t * 2 * w.blocks + h] = s;
-          if (xhp != nullptr) xhp[t * 2 * w.blocks + h] = dp[t * w.blocks + h / 2] * static_cast<float>(s);
+        }
+        if (pp != nullptr) {
+          for (int64_t b = 0; b < w.blocks; ++b) {
+            const auto lo = static_cast<uint32_t>(hp[t * 2 * w.blocks + 2 * b]) & 0xFFFFu;
+            const auto hi = static_cast<uint32_t>(hp[t * 2 * w.blocks + 2 * b + 1]) << 16;
+            pp[t * w.blocks + b] = static_cast<int32_t>(lo | hi);
+          }
         }
       });
       a.qsum16 = hp;
-      a.xsum16 = xhp;
+      a.pairs16 = pp;
     }
     const auto tile = int8_tile_for(isa);
     // Chunks of whole register tiles: the AVX-512 VNNI prefill tile is 3 panels wide (its GEMV tile 1), the
     // AVX2 and scalar tiles 2.
     const int64_t panels = tile != cpu::int8_tile_avx512vnni ? 2 : 3;
     PackedView view = w;
-    if (w.factors != nullptr && n > kExpandFactorsFrom) {
+    if (w.factors != nullptr && !cpu::integer_super_sums(w) && n > kExpandFactorsFrom) {
       thread_local std::vector<float> expanded;
       float* ep = thread_buffer(expanded, w.panels * w.blocks * 2 * cpu::kPackRows);
       parallel_for(w.panels, static_cast<double>(w.blocks * 2 * cpu::kPackRows),

@@ -46,6 +46,43 @@ inline void store_rows(float* dst, __m512 v, int64_t r0, int64_t rows) {
   }
 }
 
+// The 16 int8 at `p` as int32 lanes.
+inline __m512i int32_of(const int8_t* p) {
+  return _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// A Q2_K record's mins (mins16: the 16 rows' −m of columns 0–15, then of 16–31) as int16 pairs, lane i holding
+// row i's two: what vpdpwssd multiplies with the activations' pairs16.
+inline __m512i min_pairs(const int8_t* m) {
+  const __m128i lo = _mm_load_si128(reinterpret_cast<const __m128i*>(m));
+  const __m128i hi = _mm_load_si128(reinterpret_cast<const __m128i*>(m + kPackRows));
+  return _mm512_cvtepi8_epi16(_mm256_set_m128i(_mm_unpackhi_epi8(lo, hi), _mm_unpacklo_epi8(lo, hi)));
+}
+
+// The fp32 steps at the end of Q2_K and Q3_K super-blocks (b its last block; kernel_table.h): facc += (d·dx) · I,
+// then, for Q2_K, facc += (dmin·dx) · M, each one fused multiply-add (ops.h; the AVX2 tiles do the same).
+template <int RP, int TB, bool MIN>
+inline void super_scale_step(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, int64_t b,
+                             const __m512i (&sums)[RP][TB], __m512 (&facc)[RP][TB]) {
+#pragma GCC unroll 4
+  for (int i = 0; i < RP; ++i) {
+    const int64_t super_at = (p + i) * (w.blocks / kSuperBlocks) + b / kSuperBlocks;
+    const __m512 d =
+        _mm512_loadu_ps(MIN ? w.min_scales + super_at * kMinFloats : w.super_scales + super_at * kSuperFloats);
+#pragma GCC unroll 8
+    for (int tt = 0; tt < TB; ++tt) {
+      const __m512 dx = _mm512_set1_ps(a.d[(t + tt) * a.blocks + b]);
+      facc[i][tt] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums[i][tt]), _mm512_mul_ps(d, dx), facc[i][tt]);
+    }
+  }
+}
+template <int RP, int TB, bool MINS>
+inline void super_block_step(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, int64_t b,
+                             const __m512i (&isum)[RP][TB], const __m512i (&msum)[RP][TB], __m512 (&facc)[RP][TB]) {
+  super_scale_step<RP, TB, false>(w, a, t, p, b, isum, facc);
+  if constexpr (MINS) super_scale_step<RP, TB, true>(w, a, t, p, b, msum, facc);
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Int8: RP panels × TB tokens.
 //
@@ -85,10 +122,15 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
   const __m512i low4 = _mm512_set1_epi8(0x0F);
 
   __m512 facc[RP][TB];
+  constexpr bool SUPER = SUB && BITS <= 4;  // Q2_K, Q3_K: integer sums per super-block (kernel_table.h)
+  [[maybe_unused]] __m512i isum[RP][TB], msum[RP][TB];
 #pragma GCC unroll 8
   for (int i = 0; i < RP; ++i)
 #pragma GCC unroll 8
-    for (int tt = 0; tt < TB; ++tt) facc[i][tt] = _mm512_setzero_ps();
+    for (int tt = 0; tt < TB; ++tt) {
+      facc[i][tt] = _mm512_setzero_ps();
+      if constexpr (SUPER) isum[i][tt] = msum[i][tt] = _mm512_setzero_si512();
+    }
 
   // K-quants, IQ4_XS: the d and d2 of the current super-block, loaded once per super-block when the tile has
   // registers to spare (one panel: the decode GEMV), else per record.
@@ -198,6 +240,36 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
         }
       }
     }
+    if constexpr (SUPER) {  // Q2_K, Q3_K: the halves' sums times their scales into I, the mins into M
+      // A half's sum fits int16 (|Σ (q − 4) · x| ≤ 16 · 4 · 127, Q2_K's ≤ 16 · 3 · 127), so its int32 lane is the
+      // pair (sum, sign) and vpdpwssd with the pair (scale, 0) multiplies and adds it in one instruction.
+      const __m512i low16 = _mm512_set1_epi32(0xFFFF);
+#pragma GCC unroll 4
+      for (int i = 0; i < RP; ++i) {
+        const int8_t* f = w.factors + ((p + i) * w.blocks + b) * kFactorBytes;
+        const __m512i s_lo = _mm512_and_si512(int32_of(f), low16);
+        const __m512i s_hi = _mm512_and_si512(int32_of(f + kPackRows), low16);
+        [[maybe_unused]] __m512i m_pair;
+        if constexpr (MINS) m_pair = min_pairs(w.mins16 + ((p + i) * w.blocks + b) * kMinBytes);
+#pragma GCC unroll 8
+        for (int tt = 0; tt < TB; ++tt) {
+          isum[i][tt] = _mm512_dpwssd_epi32(isum[i][tt], iacc[0][i][tt], s_lo);
+          isum[i][tt] = _mm512_dpwssd_epi32(isum[i][tt], iacc[1][i][tt], s_hi);
+          if constexpr (MINS) {
+            const __m512i x_pairs = _mm512_set1_epi32(a.pairs16[(t + tt) * a.blocks + b]);
+            msum[i][tt] = _mm512_dpwssd_epi32(msum[i][tt], m_pair, x_pairs);
+          }
+        }
+      }
+      if (b % kSuperBlocks == kSuperBlocks - 1) {
+        super_block_step<RP, TB, MINS>(w, a, t, p, b, isum, msum, facc);
+#pragma GCC unroll 4
+        for (int i = 0; i < RP; ++i)
+#pragma GCC unroll 8
+          for (int tt = 0; tt < TB; ++tt) isum[i][tt] = msum[i][tt] = _mm512_setzero_si512();
+      }
+      continue;
+    }
     if constexpr (!SUB) {
 #pragma GCC unroll 4
       for (int s = 1; s < S; ++s)
@@ -247,30 +319,6 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
         }
       }
     }
-    if constexpr (SUB && MINS) {  // Q2_K: each half's min, dmin · (−m), times d · its Σq (xsum16)
-      __m512 min0[RP], min1[RP];
-#pragma GCC unroll 4
-      for (int i = 0; i < RP; ++i) {
-        const int8_t* m = w.mins16 + ((p + i) * w.blocks + b) * kMinBytes;
-        const __m512 dmin = _mm512_loadu_ps(
-            w.min_scales + ((p + i) * (w.blocks / kSuperBlocks) + b / kSuperBlocks) * kMinFloats);
-        const auto factor = [](const int8_t* at) {
-          return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(at))));
-        };
-        min0[i] = _mm512_mul_ps(dmin, factor(m));
-        min1[i] = _mm512_mul_ps(dmin, factor(m + kPackRows));
-      }
-#pragma GCC unroll 8
-      for (int tt = 0; tt < TB; ++tt) {
-        const float* hs = a.xsum16 + 2 * ((t + tt) * a.blocks + b);
-        const __m512 x0 = _mm512_set1_ps(hs[0]), x1 = _mm512_set1_ps(hs[1]);
-#pragma GCC unroll 4
-        for (int i = 0; i < RP; ++i) {
-          facc[i][tt] = _mm512_fmadd_ps(min0[i], x0, facc[i][tt]);
-          facc[i][tt] = _mm512_fmadd_ps(min1[i], x1, facc[i][tt]);
-        }
-      }
-    }
   }
 #pragma GCC unroll 4
   for (int i = 0; i < RP; ++i)
@@ -309,14 +357,127 @@ void unpack_panels(const PackedView& w, int64_t p, int64_t panels, uint8_t* out)
   }
 }
 
+// Q2_K and Q3_K (kernel_table.h): the records of panels [p, p + panels) unpacked into `out`, each value times its
+// half's scale (plus kFoldedOffset for Q3_K) in the 8-bit layout, and Q2_K's mins as int16 pairs after
+// kStripPanels panels of records. The products use 16-bit lanes: the even bytes, then the odd ones.
+void unpack_super_panels(const PackedView& w, int64_t p, int64_t panels, uint8_t* out) {
+  const __m512i low16 = _mm512_set1_epi32(0xFFFF), low8 = _mm512_set1_epi16(0xFF);
+  const __m512i offset = _mm512_set1_epi16(static_cast<int16_t>(w.offset));  // Q3_K 4, Q2_K 0
+  const __m512i fold = _mm512_set1_epi16(w.offset != 0 ? kFoldedOffset : 0);
+  uint8_t* pairs = out + kStripPanels * w.blocks * kStripRecordBytes;
+  for (int64_t r = 0; r < panels * w.blocks; ++r) {
+    const uint8_t* rec = w.data + (p * w.blocks + r) * w.block_stride;
+    const int8_t* f = w.factors + (p * w.blocks + r) * kFactorBytes;
+    for (int h = 0; h < 2; ++h) {  // columns 0–15 (chunks 0–3), then 16–31 (chunks 4–7)
+      const __m512i s32 = int32_of(f + h * kPackRows);
+      const __m512i s16 = _mm512_or_si512(_mm512_and_si512(s32, low16), _mm512_slli_epi32(s32, 16));
+      for (int k = 0; k < 4; ++k) {
+        __m512i v;
+        if (w.bits == 2) {  // vector h, bits 2k .. 2k + 1
+          v = _mm512_and_si512(_mm512_srl_epi16(_mm512_load_si512(rec + 64 * h), _mm_cvtsi32_si128(2 * k)),
+                               _mm512_set1_epi8(3));
+        } else {  // nibble vector k, the low nibbles for columns 0–15
+          const __m512i nibbles = _mm512_load_si512(rec + 64 * k);
+          v = _mm512_and_si512(h == 0 ? nibbles : _mm512_srli_epi16(nibbles, 4), _mm512_set1_epi8(0x0F));
+        }
+        const __m512i even = _mm512_sub_epi16(_mm512_and_si512(v, low8), offset);
+        const __m512i odd = _mm512_sub_epi16(_mm512_srli_epi16(v, 8), offset);
+        const __m512i pe = _mm512_add_epi16(_mm512_mullo_epi16(even, s16), fold);
+        const __m512i po = _mm512_add_epi16(_mm512_mullo_epi16(odd, s16), fold);
+        _mm512_store_si512(out + r * kStripRecordBytes + 64 * (4 * h + k),
+                           _mm512_or_si512(_mm512_and_si512(pe, low8), _mm512_slli_epi16(po, 8)));
+      }
+    }
+    if (w.mins16 != nullptr)
+      _mm512_store_si512(pairs + r * kMinPairBytes, min_pairs(w.mins16 + (p * w.blocks + r) * kMinBytes));
+  }
+}
+
+// Q2_K and Q3_K prefill: RP panels × TB tokens over the strips of unpack_super_panels. A super-block is 64
+// vpdpbusd per lane into I (Q3_K's start at −kFoldedOffset · Σq) and its fp32 step, then for Q2_K 8 vpdpwssd
+// into M (in I's registers: 3 × 4 lanes of I, M and the fp32 sums at once would not fit 32) and M's step.
+template <int RP, int TB, bool MINS, bool OFF>
+void super_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, float* y, const uint8_t* strip) {
+  const uint8_t* base[RP];
+  const uint8_t* pairs[RP];
+#pragma GCC unroll 4
+  for (int i = 0; i < RP; ++i) {
+    base[i] = strip + i * w.blocks * kStripRecordBytes;
+    pairs[i] = strip + kStripPanels * w.blocks * kStripRecordBytes + i * w.blocks * kMinPairBytes;
+  }
+  const int8_t* xq = a.q + t * a.cols;
+  const int64_t xs = a.cols;
+  __m512 facc[RP][TB];
+  __m512i isum[RP][TB], msum[RP][TB];
+#pragma GCC unroll 4
+  for (int i = 0; i < RP; ++i)
+#pragma GCC unroll 8
+    for (int tt = 0; tt < TB; ++tt) facc[i][tt] = _mm512_setzero_ps();
+  for (int64_t b0 = 0; b0 < w.blocks; b0 += kSuperBlocks) {
+#pragma GCC unroll 8
+    for (int tt = 0; tt < TB; ++tt) {
+      int32_t qsum = 0;
+      if constexpr (OFF)
+        for (int64_t b = b0; b < b0 + kSuperBlocks; ++b) qsum += a.qsum[(t + tt) * a.blocks + b];
+#pragma GCC unroll 4
+      for (int i = 0; i < RP; ++i) isum[i][tt] = _mm512_set1_epi32(-kFoldedOffset * qsum);
+    }
+    for (int64_t b = b0; b < b0 + kSuperBlocks; ++b) {
+      const int8_t* xb = xq + b * kQBlock;
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        __m512i wv[RP];
+#pragma GCC unroll 4
+        for (int i = 0; i < RP; ++i) wv[i] = _mm512_load_si512(base[i] + b * kStripRecordBytes + 64 * j);
+#pragma GCC unroll 8
+        for (int tt = 0; tt < TB; ++tt) {
+          const __m512i xv = bcast32(xb + tt * xs + 4 * j);
+#pragma GCC unroll 4
+          for (int i = 0; i < RP; ++i) isum[i][tt] = _mm512_dpbusd_epi32(isum[i][tt], wv[i], xv);
+        }
+      }
+    }
+    super_scale_step<RP, TB, false>(w, a, t, p, b0 + kSuperBlocks - 1, isum, facc);
+    if constexpr (MINS) {
+#pragma GCC unroll 4
+      for (int i = 0; i < RP; ++i)
+#pragma GCC unroll 8
+        for (int tt = 0; tt < TB; ++tt) msum[i][tt] = _mm512_setzero_si512();
+      for (int64_t b = b0; b < b0 + kSuperBlocks; ++b) {
+        __m512i mp[RP];
+#pragma GCC unroll 4
+        for (int i = 0; i < RP; ++i) mp[i] = _mm512_load_si512(pairs[i] + b * kMinPairBytes);
+#pragma GCC unroll 8
+        for (int tt = 0; tt < TB; ++tt) {
+          const __m512i xp = _mm512_set1_epi32(a.pairs16[(t + tt) * a.blocks + b]);
+#pragma GCC unroll 4
+          for (int i = 0; i < RP; ++i) msum[i][tt] = _mm512_dpwssd_epi32(msum[i][tt], mp[i], xp);
+        }
+      }
+      super_scale_step<RP, TB, true>(w, a, t, p, b0 + kSuperBlocks - 1, msum, facc);
+    }
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < RP; ++i)
+#pragma GCC unroll 8
+    for (int tt = 0; tt < TB; ++tt)
+      store_rows(y + (t + tt) * w.rows + (p + i) * kPackRows, facc[i][tt], (p + i) * kPackRows, w.rows);
+}
+
 template <int RP, int BITS, bool MINS, bool OFF, bool SUB, bool LUT>
 void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p, float* y,
                  uint8_t* scratch) {
   constexpr int S = SUB ? 2 : 1;
   int64_t t = t0;
+  static_assert(RP <= kStripPanels);
+  if constexpr (SUB && BITS <= 4) {  // Q2_K, Q3_K
+    unpack_super_panels(w, p, RP, scratch);
+    for (; t + kInt8Tokens <= t1; t += kInt8Tokens) super_micro<RP, kInt8Tokens, MINS, OFF>(w, a, t, p, y, scratch);
+    with_count(t1 - t, [&]<int TB>() { super_micro<RP, TB, MINS, OFF>(w, a, t, p, y, scratch); });
+    return;
+  }
   constexpr bool kStrip = unpacked_in_strips(BITS);
   constexpr int kTileBits = kStrip ? kStripTileBits : BITS;
-  static_assert(RP <= kStripPanels);
   if constexpr (kStrip) unpack_panels(w, p, RP, scratch);
   for (; t + kInt8Tokens <= t1; t += kInt8Tokens)
     int8_micro<RP, kInt8Tokens, kTileBits, MINS, OFF, S, SUB, kStrip, LUT>(w, a, t, p, y, scratch);

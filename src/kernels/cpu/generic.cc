@@ -339,11 +339,13 @@ void quantize_rows_super_generic(const float* x, int64_t t0, int64_t t1, int64_t
 void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0,
                        int64_t p1, float* y, uint8_t* /*scratch: the portable tile reads the records as they are*/) {
   const int64_t weight_bytes = int8_weight_bytes(w.bits);
+  const bool super = integer_super_sums(w);
   for (int64_t p = p0; p < p1; ++p) {
     const int64_t rows = std::min<int64_t>(kPackRows, w.rows - p * kPackRows);
     for (int64_t t = t0; t < t1; ++t) {
       for (int64_t i = 0; i < rows; ++i) {
         float acc = 0.0f;
+        int32_t isum = 0, msum = 0;  // Q2_K, Q3_K: the super-block's integer sums I and M (kernel_table.h)
         for (int64_t b = 0; b < w.blocks; ++b) {
           const uint8_t* rec = w.data + (p * w.blocks + b) * w.block_stride;
           const int8_t* xq = a.q + t * a.cols + b * kQBlock;
@@ -366,10 +368,28 @@ void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, 
             }
             (w.sub16 && c >= 16 ? dot2 : dot) += qw * xq[c];
           }
+          if (super) {
+            const int64_t at = t * a.blocks + b;
+            const int8_t* f = w.factors + (p * w.blocks + b) * kFactorBytes;
+            isum += f[i] * dot + f[kPackRows + i] * dot2;
+            if (w.mins16 != nullptr) {
+              const int8_t* m = w.mins16 + (p * w.blocks + b) * kMinBytes;
+              msum += m[i] * a.qsum16[2 * at] + m[kPackRows + i] * a.qsum16[2 * at + 1];
+            }
+            if (b % kSuperBlocks == kSuperBlocks - 1) {
+              const int64_t super_at = p * (w.blocks / kSuperBlocks) + b / kSuperBlocks;
+              const float d = w.super_scales[super_at * kSuperFloats + i];
+              acc = std::fma(static_cast<float>(isum), d * a.d[at], acc);
+              if (w.mins16 != nullptr)
+                acc = std::fma(static_cast<float>(msum), w.min_scales[super_at * kMinFloats + i] * a.d[at], acc);
+              isum = msum = 0;
+            }
+            continue;
+          }
           float scale, mn = 0.0f;  // mn: the min, or (sub16) the scale of columns 16–31
           if (w.half_scales != nullptr) {  // fp16 scales beside the records (Q8_0, Q4_0, Q5_0, IQ4_NL)
             scale = f16_to_f32(w.half_scales[(p * w.blocks + b) * kPackRows + i]);
-          } else if (w.factors != nullptr) {  // Q2_K–Q6_K, IQ4_XS: d · first, d2 · second (exact)
+          } else if (w.factors != nullptr) {  // Q4_K–Q6_K, IQ4_XS: d · first, d2 · second (exact)
             const int8_t* f = w.factors + (p * w.blocks + b) * kFactorBytes;
             const float* s = w.super_scales + (p * (w.blocks / kSuperBlocks) + b / kSuperBlocks) * kSuperFloats;
             scale = s[i] * static_cast<float>(f[i]);
@@ -382,12 +402,6 @@ void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, 
           acc += part * scale;
           if (w.has_mins) acc += mn * a.xsum[t * a.blocks + b];
           if (w.sub16) acc += static_cast<float>(dot2) * a.d[t * a.blocks + b] * mn;
-          if (w.mins16 != nullptr) {  // Q2_K: each half's min, dmin · (−m), times d · its Σq
-            const int8_t* m = w.mins16 + (p * w.blocks + b) * kMinBytes;
-            const float dmin = w.min_scales[(p * (w.blocks / kSuperBlocks) + b / kSuperBlocks) * kMinFloats + i];
-            for (int64_t h = 0; h < 2; ++h)
-              acc += dmin * static_cast<float>(m[h * kPackRows + i]) * a.xsum16[2 * (t * a.blocks + b) + h];
-          }
         }
         y[t * w.rows + p * kPackRows + i] = acc;
       }

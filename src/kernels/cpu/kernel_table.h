@@ -60,8 +60,23 @@ inline constexpr int64_t kStripPanels = 3;
 inline constexpr int64_t kStripRecordBytes = 512;
 inline constexpr int kStripTileBits = 6;
 inline constexpr bool unpacked_in_strips(int bits) { return bits == 5 || bits == 6; }
-// Scratch bytes an int8_tile call needs for `w` (64-byte aligned): 0 unless it has 5- or 6-bit records.
+// Q2_K and Q3_K records (sub16, 2- or 4-bit) sum whole super-blocks in integers, as llama.cpp's vec_dot does:
+// I = Σ over the super-block's 16 halves of sc · Σ q·x (exact), M = Σ of the halves' −m · Σ x_q (Q2_K), then
+// y += (d·dx) · I + (dmin·dx) · M in fp32 once per 256 columns (ops.h). Q6_K's records keep an fp32 step per
+// block: its 8-bit scales times 6-bit values do not fit the folded strips below.
+inline bool integer_super_sums(const PackedView& w) { return w.sub16 && w.bits <= 4; }
+// The AVX-512 prefill tiles over Q2_K and Q3_K records unpack them into strips too: value times its half's
+// scale, sc · q + kFoldedOffset (Q3_K: q ∈ [−4, 3], sc ∈ [−32, 31], so 3 .. 255) or sc · q (Q2_K: q ∈ [0, 3],
+// sc ∈ [0, 15]), one byte each, in the 8-bit layout; a super-block then needs no step but vpdpbusd. Q2_K's
+// strips also hold, after every panel's records, 64 bytes per record: the 16 rows' (−m of columns 0–15,
+// −m of 16–31) as int16 pairs, for vpdpwssd with the activations' pairs16.
+inline constexpr int kFoldedOffset = 127;
+inline constexpr int64_t kMinPairBytes = 64;
+// Scratch bytes an int8_tile call needs for `w` (64-byte aligned): 0 unless it has 5- or 6-bit records or
+// sums super-blocks in integers.
 inline int64_t int8_scratch_bytes(const PackedView& w) {
+  if (integer_super_sums(w))
+    return kStripPanels * w.blocks * (kStripRecordBytes + (w.mins16 != nullptr ? kMinPairBytes : 0));
   return unpacked_in_strips(w.bits) ? kStripPanels * w.blocks * kStripRecordBytes : 0;
 }
 
@@ -128,14 +143,16 @@ inline constexpr int64_t kMinFloats = kPackRows;
 // Activations quantized for the Int8 kernels: n tokens × cols, per token and 32-column block b:
 // q = int8 values, d = scale (x ≈ d · q, int8_block_scale; for K-quant weights one per 256 columns,
 // quantize_rows_super), qsum = Σ q, xsum = Σ x (fp32; K-quants: d · qsum); for sub16
-// weights also qsum16 = Σ q of each 16-column half, and for Q2_K (mins16) xsum16 = d · qsum16.
+// weights also qsum16 = Σ q of each 16-column half, and for Q2_K and Q3_K pairs16 = the block's two qsum16 as
+// int16 (|Σq| ≤ 16 · 128), the first in the low half: what vpdpwssd / vpmaddwd multiply with the records'
+// pairs of 16-bit values (mins, scales).
 struct QuantizedRows {
   const int8_t* q = nullptr;        // n × cols
   const float* d = nullptr;         // n × blocks
   const int32_t* qsum = nullptr;    // n × blocks
   const float* xsum = nullptr;      // n × blocks
   const int32_t* qsum16 = nullptr;  // n × 2 · blocks (sub16 weights only)
-  const float* xsum16 = nullptr;    // n × 2 · blocks (Q2_K only)
+  const int32_t* pairs16 = nullptr;  // n × blocks (Q2_K, Q3_K only)
   int64_t cols = 0;
   int64_t blocks = 0;
 };
