@@ -290,7 +290,7 @@ inline __m256i bcast4(const int8_t* p) {
 // RH half panels from half g0 × TB tokens from t. acc and acc2 hold the int16 sums of columns 0–15 and 16–31
 // (pairs per row lane); vpmaddwd with the half's scale in both int16 of the lane scales and adds each pair. The
 // offset (Q3_K: −corr = 4) takes corr · Σ (scale · Σq) over the two halves, one vpmaddwd of the scales' pair with
-// the activations' pairs16; Q2_K's M one vpmaddwd of the (−m, −m) pair with them.
+// the activations' pairs16; Q2_K's M one vpmaddwd of the halves' (−m, −m') pair with them.
 template <int RH, int TB, bool MINS>
 inline void super_block_sums(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t g0, int64_t b,
                              int32_t corr, const __m256i (&acc)[RH][TB], const __m256i (&acc2)[RH][TB],
