@@ -250,13 +250,13 @@ void scale_avx2(int64_t n, float a, float* x) {
 //    sum is at most 2 · 128 · 127 = 32512; vpmaddwd with ones folds each chunk's pairs to int32 at once.
 //  * 4-bit: maddubs(u, x) with u ≤ 15: a pair sum is at most 2 · 15 · 127 = 3810, so the 8 maddubs results
 //    of a 32-column block (4 chunks × low/high nibbles) add up in int16 (≤ 8 · 3810 = 30480) and vpmaddwd
-//    folds them once per block.
+//    folds them once per block (Q3_K, and Q2_K's 2-bit values: with the half's scale, super_block_sums).
 //  * 6-bit: the nibbles with their 2 high bits moved in, u ≤ 63: a pair sum is at most 2 · 63 · 127 =
 //    16002, so two maddubs results add up in int16 and vpmaddwd folds every two (sub16 records: each).
 //    5-bit records (u ≤ 31, fifth bit moved in) take the same steps.
 //  * IQ4 (4-bit records of IQ4_NL/IQ4_XS nibbles, LUT): vpshufb looks up each nibble's signed value w =
 //    kIq4Values[n] (the stored kIq4Stored[n] − 128, |w| ≤ 127), multiplied as the 8-bit path's w.
-// Per lane the fp32 steps after each block are those of the AVX-512 kernel (int8_micro), in its order, and
+// Per lane the fp32 steps after each block (Q2_K, Q3_K: super-block) are the AVX-512 kernel's, in its order, and
 // quantize_rows_avx2 gives the same q, d, qsum and xsum as quantize_rows_avx512: the results are those of
 // the VNNI kernel bit for bit, whatever RH, TB, n or the thread split.
 

@@ -94,9 +94,10 @@ inline void super_block_step(const PackedView& w, const QuantizedRows& a, int64_
 // start at 0.
 // SUB (sub16, Q6_K: 6-bit, Q3_K: 4-bit, both with an offset): columns 0–15 and 16–31 keep separate sums
 // (chunks 0–3 and 4–7: in the 4-bit layout the low and the high nibbles), each starting from −offset · its
-// half's Σq and scaled by its own scale; then S is 2, one per half. SUB with MINS (Q2_K: 2-bit records, whose two
-// vectors are the two halves; no offset): each half also has a min, dmin · (−m) from mins16 and min_scales, which
-// multiplies d · its Σq (xsum16).
+// half's Σq and scaled by its own scale; then S is 2, one per half. SUB with 4- or 2-bit records (Q3_K; Q2_K, whose
+// two vectors are the two halves, with MINS and no offset) runs only here in the GEMV tiles: the halves' sums take
+// their integer scales into the super-block's I, Q2_K's mins into M, and the fp32 steps come once per super-block
+// (super_block_step; the prefill tiles are super_micro's).
 // 6-bit values are the 4-bit layout's nibbles with their 2 high bits moved in (3 instructions per chunk),
 // 5-bit ones likewise with their fifth bit; or, with STRIP, the panels' records (either width) unpacked into
 // `strip` (kernel_table.h), read as 8-bit ones (BITS is then kStripTileBits).
@@ -474,16 +475,16 @@ void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_
     unpack_super_panels(w, p, RP, scratch);
     for (; t + kInt8Tokens <= t1; t += kInt8Tokens) super_micro<RP, kInt8Tokens, MINS, OFF>(w, a, t, p, y, scratch);
     with_count(t1 - t, [&]<int TB>() { super_micro<RP, TB, MINS, OFF>(w, a, t, p, y, scratch); });
-    return;
+  } else {
+    constexpr bool kStrip = unpacked_in_strips(BITS);
+    constexpr int kTileBits = kStrip ? kStripTileBits : BITS;
+    if constexpr (kStrip) unpack_panels(w, p, RP, scratch);
+    for (; t + kInt8Tokens <= t1; t += kInt8Tokens)
+      int8_micro<RP, kInt8Tokens, kTileBits, MINS, OFF, S, SUB, kStrip, LUT>(w, a, t, p, y, scratch);
+    with_count(t1 - t, [&]<int TB>() {
+      int8_micro<RP, TB, kTileBits, MINS, OFF, S, SUB, kStrip, LUT>(w, a, t, p, y, scratch);
+    });
   }
-  constexpr bool kStrip = unpacked_in_strips(BITS);
-  constexpr int kTileBits = kStrip ? kStripTileBits : BITS;
-  if constexpr (kStrip) unpack_panels(w, p, RP, scratch);
-  for (; t + kInt8Tokens <= t1; t += kInt8Tokens)
-    int8_micro<RP, kInt8Tokens, kTileBits, MINS, OFF, S, SUB, kStrip, LUT>(w, a, t, p, y, scratch);
-  with_count(t1 - t, [&]<int TB>() {
-    int8_micro<RP, TB, kTileBits, MINS, OFF, S, SUB, kStrip, LUT>(w, a, t, p, y, scratch);
-  });
 }
 
 // GEMV tiles (t1 − t0 ≤ kInt8GemvTokens tokens, as when decoding): every weight byte is read once per call, so the
