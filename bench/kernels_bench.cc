@@ -575,6 +575,56 @@ void gemm_avx2_args(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_GemmAvx2)->Apply(gemm_avx2_args)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
+// ---------------------------------------------------------------------------------------------------
+// kernels::gemm_f32 (single-threaded, the active ISA) at the shapes the qwen35-0.8b layers call it with: the
+// chunked DeltaNet rule's products of one 64-token chunk of a 128 × 128 head (m, n, k = 64, 64, 128 for
+// q·k and k·k; 64, 128, 128 for W S, with alpha −1, and (e^γ Q) S; 64, 128, 64 for P V'; 128, 128, 64 for
+// the state update), and gated attention's per 32-query block at 512 and 4,096 keys (scores: 32, nk, 256;
+// weighted sum: 32, 256, nk). Args: m, n, k, alpha (1 or −1). GFLOPS = 2 · m · n · k / time; peak_GFLOPS
+// is vfmadd_peak on one thread, measured after every iteration (best of each, as BM_Gemm).
+void BM_GemmF32(benchmark::State& state) {
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+  const float alpha = static_cast<float>(state.range(3));
+  const std::vector<float> a = normal_floats(m * k, 1), b = normal_floats(k * n, 2);
+  std::vector<float> c(static_cast<std::size_t>(m * n));
+  double best = 1e30, best_peak = 1e30;
+  constexpr int64_t kPeakIters = 1 << 10;  // 24 vfmadd231ps each
+  for (auto _ : state) {
+    std::fill(c.begin(), c.end(), 0.0f);
+    const auto start = std::chrono::steady_clock::now();
+    kernels::gemm_f32(m, n, k, alpha, a.data(), k, b.data(), n, c.data(), n);
+    benchmark::DoNotOptimize(c.data());
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    state.SetIterationTime(seconds);
+    best = std::min(best, seconds);
+    if (has_vnni_bf16()) {
+      const auto peak_start = std::chrono::steady_clock::now();
+      verdict::bench::vfmadd_peak(kPeakIters);
+      const auto peak_end = std::chrono::steady_clock::now();
+      best_peak = std::min(best_peak, std::chrono::duration<double>(peak_end - peak_start).count());
+    }
+  }
+  const double flops = 2.0 * static_cast<double>(m * n * k);
+  state.counters["best_GFLOPS"] = flops / best / 1e9;
+  if (has_vnni_bf16()) {
+    const double peak = static_cast<double>(kPeakIters) * 24 * 32 / best_peak / 1e9;
+    state.counters["peak_GFLOPS"] = peak;
+    state.counters["pct_of_peak"] = 100.0 * flops / best / 1e9 / peak;
+  }
+}
+BENCHMARK(BM_GemmF32)
+    ->Args({64, 64, 128, 1})
+    ->Args({64, 128, 128, -1})
+    ->Args({64, 128, 128, 1})
+    ->Args({64, 128, 64, 1})
+    ->Args({128, 128, 64, 1})
+    ->Args({32, 512, 256, 1})
+    ->Args({32, 256, 512, 1})
+    ->Args({32, 4096, 256, 1})
+    ->Args({32, 256, 4096, 1})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();

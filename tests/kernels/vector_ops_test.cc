@@ -151,19 +151,23 @@ TEST(Isa, SelectionIsConsistent) {
 }
 
 // gemm_f32 against the double reference, and bit for bit the same on every ISA (ops.h promises one
-// sequence of fused operations per element), with strides wider than the rows and partial tiles.
+// sequence of fused operations per element), with strides wider than the rows, partial tiles (every row
+// count up to two full tiles and the balanced pairs after them), k past the kernels' blocks of p, and
+// alpha 1 and −1 (the tiles' own cases) besides any other (rounded into a copy of A first).
 TEST(GemmF32, MatchesReferenceAndIsIdenticalOnEveryIsa) {
   std::mt19937 rng(12);
-  const int64_t ms[] = {1, 5, 6, 7, 13, 64};
+  const int64_t ms[] = {1, 5, 6, 7, 8, 10, 11, 12, 13, 32, 64};
   const int64_t ns[] = {1, 15, 16, 17, 63, 64, 65, 128, 130};
-  const int64_t ks[] = {0, 1, 7, 64, 128};
+  const int64_t ks[] = {0, 1, 7, 64, 128, 300};
+  const float alphas[] = {-0.75f, 1.0f, -1.0f};
+  int64_t case_index = 0;
   for (int64_t m : ms)
     for (int64_t n : ns)
       for (int64_t k : ks) {
         const int64_t lda = k + 3, ldb = n + 5, ldc = n + 2;
         auto A = random_floats(rng, m * lda), B = random_floats(rng, std::max<int64_t>(1, k) * ldb);
         auto C0 = random_floats(rng, m * ldc);
-        const float alpha = -0.75f;
+        const float alpha = alphas[case_index++ % 3];
         std::vector<float> want = C0;
         ref::gemm_f32(m, n, k, alpha, A.data(), lda, B.data(), ldb, want.data(), ldc);
         std::vector<float> first;

@@ -891,48 +891,64 @@ double sum_squares_avx2(const float* x, int64_t n) {
   return acc;
 }
 
-// gemm_f32: MR rows × 2 vectors of 8 columns (16 columns), masked past n.
-template <int MR>
-void gemm_tile_avx2(int64_t k, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
-                    int64_t ldc, int64_t cols) {
+// gemm_f32: MR rows × 2 vectors of 8 columns (16 columns), masked past n unless FULL. NEG: alpha is −1
+// (fnmadd: the rounding of fma(−a, b, c)), else 1, A's elements broadcast straight from memory (the
+// table's gemm_f32 takes alpha = ±1, kernel_table.h).
+template <int MR, bool NEG, bool FULL>
+void gemm_tile_avx2(int64_t k, const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
+                    int64_t cols) {
   const __m256i m0 = lane_mask(cols), m1 = lane_mask(cols - 8);
   __m256 acc[MR][2];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
-    acc[i][0] = _mm256_maskload_ps(C + i * ldc, m0);
-    acc[i][1] = _mm256_maskload_ps(C + i * ldc + 8, m1);
+    acc[i][0] = FULL ? _mm256_loadu_ps(C + i * ldc) : _mm256_maskload_ps(C + i * ldc, m0);
+    acc[i][1] = FULL ? _mm256_loadu_ps(C + i * ldc + 8) : _mm256_maskload_ps(C + i * ldc + 8, m1);
   }
   for (int64_t p = 0; p < k; ++p) {
-    const __m256 b0 = _mm256_maskload_ps(B + p * ldb, m0);
-    const __m256 b1 = _mm256_maskload_ps(B + p * ldb + 8, m1);
-#pragma GCC unroll 4
+    const __m256 b0 = FULL ? _mm256_loadu_ps(B + p * ldb) : _mm256_maskload_ps(B + p * ldb, m0);
+    const __m256 b1 = FULL ? _mm256_loadu_ps(B + p * ldb + 8) : _mm256_maskload_ps(B + p * ldb + 8, m1);
+#pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
-      const __m256 a = _mm256_set1_ps(alpha * A[i * lda + p]);
-      acc[i][0] = _mm256_fmadd_ps(a, b0, acc[i][0]);
-      acc[i][1] = _mm256_fmadd_ps(a, b1, acc[i][1]);
+      const __m256 a = _mm256_broadcast_ss(A + i * lda + p);
+      acc[i][0] = NEG ? _mm256_fnmadd_ps(a, b0, acc[i][0]) : _mm256_fmadd_ps(a, b0, acc[i][0]);
+      acc[i][1] = NEG ? _mm256_fnmadd_ps(a, b1, acc[i][1]) : _mm256_fmadd_ps(a, b1, acc[i][1]);
     }
   }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
-    _mm256_maskstore_ps(C + i * ldc, m0, acc[i][0]);
-    _mm256_maskstore_ps(C + i * ldc + 8, m1, acc[i][1]);
+    if (FULL) {
+      _mm256_storeu_ps(C + i * ldc, acc[i][0]);
+      _mm256_storeu_ps(C + i * ldc + 8, acc[i][1]);
+    } else {
+      _mm256_maskstore_ps(C + i * ldc, m0, acc[i][0]);
+      _mm256_maskstore_ps(C + i * ldc + 8, m1, acc[i][1]);
+    }
   }
+}
+
+// Row tiles of 6 (12 accumulators of the 16 ymm registers; for_row_tiles).
+template <bool NEG, bool FULL>
+void gemm_rows_avx2(int64_t m, int64_t k, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
+                    int64_t ldc, int64_t cols) {
+  for_row_tiles(m, [&]<int MR>(int64_t i) {
+    gemm_tile_avx2<MR, NEG, FULL>(k, A + i * lda, lda, B, ldb, C + i * ldc, ldc, cols);
+  });
+}
+
+template <bool NEG>
+void gemm_panels_avx2(int64_t m, int64_t n, int64_t k, const float* A, int64_t lda, const float* B, int64_t ldb,
+                      float* C, int64_t ldc) {
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) gemm_rows_avx2<NEG, true>(m, k, A, lda, B + j, ldb, C + j, ldc, 16);
+  if (j < n) gemm_rows_avx2<NEG, false>(m, k, A, lda, B + j, ldb, C + j, ldc, n - j);
 }
 
 void gemm_f32_avx2(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
                    int64_t ldb, float* C, int64_t ldc) {
   constexpr int64_t kBlock = 256;  // as in the AVX-512 version: exact, C carries the chain
-  if (k > kBlock) {
-    for (int64_t p = 0; p < k; p += kBlock)
-      gemm_f32_avx2(m, n, k - p < kBlock ? k - p : kBlock, alpha, A + p, lda, B + p * ldb, ldb, C, ldc);
-    return;
-  }
-  for (int64_t j = 0; j < n; j += 16) {
-    const int64_t cols = n - j < 16 ? n - j : 16;
-    int64_t i = 0;
-    for (; i + 4 <= m; i += 4) gemm_tile_avx2<4>(k, alpha, A + i * lda, lda, B + j, ldb, C + i * ldc + j, ldc, cols);
-    for (; i < m; ++i) gemm_tile_avx2<1>(k, alpha, A + i * lda, lda, B + j, ldb, C + i * ldc + j, ldc, cols);
-  }
+  for_p_blocks(k, kBlock, alpha, [&]<bool NEG>(int64_t p, int64_t kb) {
+    gemm_panels_avx2<NEG>(m, n, kb, A + p, lda, B + p * ldb, ldb, C, ldc);
+  });
 }
 
 // FMA panels (F16 or Bf16Fma: 64 rows, 8 ymm of 8 rows), G ymm of them from ymm g0 on × TB tokens: per

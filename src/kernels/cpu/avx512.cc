@@ -359,10 +359,12 @@ double sum_squares_avx512(const float* x, int64_t n) {
   return _mm512_reduce_add_pd(_mm512_add_pd(acc0, acc1));
 }
 
-// gemm_f32: MR rows of C × NV vectors of 16 columns; B rows are read once per p for all MR rows.
-template <int MR, int NV>
-inline void gemm_tile(int64_t k, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
-                      int64_t ldc, __mmask16 last) {
+// gemm_f32: MR rows of C × NV vectors of 16 columns; B rows are read once per p for all MR rows. NEG: alpha
+// is −1 (fnmadd, the same rounding as fma(−a, b, c)), else 1: A's elements are broadcast straight from
+// memory, no multiply or shuffle on the vector ports (kernel_table.h: the table's gemm_f32 takes alpha = ±1).
+template <int MR, int NV, bool NEG>
+inline void gemm_tile(int64_t k, const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
+                      __mmask16 last) {
   __m512 acc[MR][NV];
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
@@ -376,9 +378,10 @@ inline void gemm_tile(int64_t k, float alpha, const float* A, int64_t lda, const
       b[v] = v == NV - 1 ? _mm512_maskz_loadu_ps(last, B + p * ldb + 16 * v) : _mm512_loadu_ps(B + p * ldb + 16 * v);
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
-      const __m512 a = _mm512_set1_ps(alpha * A[i * lda + p]);
+      const __m512 a = _mm512_set1_ps(A[i * lda + p]);
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(a, b[v], acc[i][v]);
+      for (int v = 0; v < NV; ++v)
+        acc[i][v] = NEG ? _mm512_fnmadd_ps(a, b[v], acc[i][v]) : _mm512_fmadd_ps(a, b[v], acc[i][v]);
     }
   }
 #pragma GCC unroll 8
@@ -388,43 +391,47 @@ inline void gemm_tile(int64_t k, float alpha, const float* A, int64_t lda, const
       _mm512_mask_storeu_ps(C + i * ldc + 16 * v, v == NV - 1 ? last : static_cast<__mmask16>(0xFFFF), acc[i][v]);
 }
 
-template <int NV>
-void gemm_rows(int64_t m, int64_t k, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
-               int64_t ldc, __mmask16 last) {
-  int64_t i = 0;
-  for (; i + 6 <= m; i += 6) gemm_tile<6, NV>(k, alpha, A + i * lda, lda, B, ldb, C + i * ldc, ldc, last);
-  with_count(m - i, [&]<int MR>() { gemm_tile<MR, NV>(k, alpha, A + i * lda, lda, B, ldb, C + i * ldc, ldc, last); });
+template <int NV, bool NEG>
+void gemm_rows(int64_t m, int64_t k, const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
+               __mmask16 last) {
+  for_row_tiles(m, [&]<int MR>(int64_t i) {
+    gemm_tile<MR, NV, NEG>(k, A + i * lda, lda, B, ldb, C + i * ldc, ldc, last);
+  });
 }
 
-void gemm_f32_panels(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
-                     int64_t ldb, float* C, int64_t ldc);
+template <bool NEG>
+void gemm_f32_panels(int64_t m, int64_t n, int64_t k, const float* A, int64_t lda, const float* B, int64_t ldb,
+                     float* C, int64_t ldc);
+
+constexpr int64_t kF32Block = 256;
 
 // Blocks of 256 values of p keep a 64-column panel of B in L2 while every row tile passes; C carries the
 // fp32 chain from one block to the next, so each element's operations are the same as unblocked.
 void gemm_f32_avx512(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
                      int64_t ldb, float* C, int64_t ldc) {
-  constexpr int64_t kBlock = 256;
-  for (int64_t p = 0; p < k; p += kBlock)
-    gemm_f32_panels(m, n, k - p < kBlock ? k - p : kBlock, alpha, A + p, lda, B + p * ldb, ldb, C, ldc);
+  for_p_blocks(k, kF32Block, alpha, [&]<bool NEG>(int64_t p, int64_t kb) {
+    gemm_f32_panels<NEG>(m, n, kb, A + p, lda, B + p * ldb, ldb, C, ldc);
+  });
 }
 
-void gemm_f32_panels(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
-                     int64_t ldb, float* C, int64_t ldc) {
+template <bool NEG>
+void gemm_f32_panels(int64_t m, int64_t n, int64_t k, const float* A, int64_t lda, const float* B, int64_t ldb,
+                     float* C, int64_t ldc) {
   // Column panels of 64 (4 vectors), then one of 1–3 vectors; the last vector of a panel may be partial.
   int64_t j = 0;
-  for (; j + 64 <= n; j += 64) gemm_rows<4>(m, k, alpha, A, lda, B + j, ldb, C + j, ldc, 0xFFFF);
+  for (; j + 64 <= n; j += 64) gemm_rows<4, NEG>(m, k, A, lda, B + j, ldb, C + j, ldc, 0xFFFF);
   const int64_t rest = n - j;
   if (rest == 0) return;
   const auto last = tail_mask(rest % 16 == 0 ? 16 : rest % 16);
   const int64_t vectors = (rest + 15) / 16;
   if (vectors == 1) {
-    gemm_rows<1>(m, k, alpha, A, lda, B + j, ldb, C + j, ldc, last);
+    gemm_rows<1, NEG>(m, k, A, lda, B + j, ldb, C + j, ldc, last);
   } else if (vectors == 2) {
-    gemm_rows<2>(m, k, alpha, A, lda, B + j, ldb, C + j, ldc, last);
+    gemm_rows<2, NEG>(m, k, A, lda, B + j, ldb, C + j, ldc, last);
   } else if (vectors == 3) {
-    gemm_rows<3>(m, k, alpha, A, lda, B + j, ldb, C + j, ldc, last);
+    gemm_rows<3, NEG>(m, k, A, lda, B + j, ldb, C + j, ldc, last);
   } else {
-    gemm_rows<4>(m, k, alpha, A, lda, B + j, ldb, C + j, ldc, last);
+    gemm_rows<4, NEG>(m, k, A, lda, B + j, ldb, C + j, ldc, last);
   }
 }
 

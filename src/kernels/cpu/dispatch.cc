@@ -367,6 +367,15 @@ void exp_shifted(int64_t n, float shift, float* x) { active_table().exp_shifted(
 void gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
               int64_t ldb, float* C, int64_t ldc) {
   if (m <= 0 || n <= 0) return;
+  if (alpha != 1.0f && alpha != -1.0f) {  // the table takes ±1: alpha · A rounded once, as in every product
+    thread_local std::vector<float> scaled;
+    scaled.resize(static_cast<std::size_t>(m * k));
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t p = 0; p < k; ++p) scaled[static_cast<std::size_t>(i * k + p)] = alpha * A[i * lda + p];
+    A = scaled.data();
+    lda = k;
+    alpha = 1.0f;
+  }
   active_table().gemm_f32(m, n, k, alpha, A, lda, B, ldb, C, ldc);
 }
 

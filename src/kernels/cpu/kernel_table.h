@@ -209,6 +209,40 @@ inline void with_count(int64_t rem, const F& f) {
   }
 }
 
+// gemm_f32's row tiles: f.template operator()<MR>(i) for tiles of MR ≤ 6 rows starting at row i, covering
+// [0, m): tiles of 6, the last two balanced (m = 32: 6, 6, 6, 6, 4, 4, not a last tile of 2 rows, whose
+// few accumulators cannot hide the FMA latency).
+template <typename F>
+inline void for_row_tiles(int64_t m, const F& f) {
+  int64_t i = 0;
+  const auto tile = [&]<int MR>() { f.template operator()<MR>(i); };
+  for (; m - i >= 12 || m - i == 6; i += 6) tile.template operator()<6>();
+  if (m - i > 6) {  // 7..11 rows: 4 + 3 .. 6 + 5
+    const int64_t first = m - i - (m - i) / 2;
+    if (first == 6) {
+      tile.template operator()<6>();
+    } else {
+      with_count(first, tile);
+    }
+    i += first;
+  }
+  with_count(m - i, tile);
+}
+
+// gemm_f32 over blocks of `block` values of p (C carries each element's chain from block to block, so
+// results do not depend on the blocking): f.template operator()<NEG>(p, kb) with NEG for alpha = −1.
+template <typename F>
+inline void for_p_blocks(int64_t k, int64_t block, float alpha, const F& f) {
+  for (int64_t p = 0; p < k; p += block) {
+    const int64_t kb = k - p < block ? k - p : block;
+    if (alpha < 0.0f) {
+      f.template operator()<true>(p, kb);
+    } else {
+      f.template operator()<false>(p, kb);
+    }
+  }
+}
+
 struct KernelTable {
   // y[t, r] for t in [t0, t1), r in [r0, r1); x has `cols` columns, y has `rows` columns.
   void (*matmul_tile)(const WeightMatrix& w, const float* x, int64_t t0, int64_t t1, int64_t r0,
@@ -218,6 +252,8 @@ struct KernelTable {
   void (*axpy)(int64_t n, float a, const float* x, float* y);
   void (*scale)(int64_t n, float a, float* x);
   void (*exp_shifted)(int64_t n, float shift, float* x);
+  // ops.h's gemm_f32 with alpha = 1 or −1 only (kernels::gemm_f32 rounds alpha · A into a copy first for
+  // any other alpha: the same products).
   void (*gemm_f32)(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,
                    int64_t ldb, float* C, int64_t ldc);
   // Quantizes tokens [t0, t1) of x (cols a multiple of 32) into the arrays of QuantizedRows (see there;
