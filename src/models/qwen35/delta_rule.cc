@@ -60,22 +60,28 @@ void chunk_step(const DeltaRuleHead& h, int64_t t0, int64_t c, float* S, ChunkSc
     for (int64_t j = t + 1; j < c; ++j) P[t * c + j] = 0.0f;
   }
 
-  // U = T⁻¹(β ⊙ V) and Wk = T⁻¹(β ⊙ e^γ ⊙ K), T = I + A, by forward substitution.
+  // U = T⁻¹(β ⊙ V) and Wk = T⁻¹(β ⊙ e^γ ⊙ K), T = I + A, by forward substitution: u_t = β_t v_t − Σ_{j<t}
+  // A[t,j] u_j, one fused multiply-add per j in order. Rows go in blocks of kSubstitutionRows: the terms of
+  // the rows before a block are one gemm_f32 product per block (the same operations in the same order as
+  // a chain of axpy calls, ops.h), those inside it axpy calls.
+  constexpr int64_t kSubstitutionRows = 6;
   float* U = sized(s.u, c * dv);
   float* W = sized(s.w, c * dk);
   for (int64_t t = 0; t < c; ++t) {
-    float* ut = U + t * dv;
-    float* wt = W + t * dk;
     const float bt = beta(t);
     const float bet = static_cast<float>(bt * std::exp(gamma(t)));
-    for (int64_t e = 0; e < dv; ++e) ut[e] = bt * v(t)[e];
-    for (int64_t i = 0; i < dk; ++i) wt[i] = bet * k(t)[i];
-    for (int64_t j = 0; j < t; ++j) {
-      const float a = A[t * c + j];
-      if (a == 0.0f) continue;
-      axpy(dv, -a, U + j * dv, ut);
-      axpy(dk, -a, W + j * dk, wt);
-    }
+    for (int64_t e = 0; e < dv; ++e) U[t * dv + e] = bt * v(t)[e];
+    for (int64_t i = 0; i < dk; ++i) W[t * dk + i] = bet * k(t)[i];
+  }
+  for (int64_t r0 = 0; r0 < c; r0 += kSubstitutionRows) {
+    const int64_t nb = std::min(kSubstitutionRows, c - r0);
+    kernels::gemm_f32(nb, dv, r0, -1.0f, A + r0 * c, c, U, dv, U + r0 * dv, dv);
+    kernels::gemm_f32(nb, dk, r0, -1.0f, A + r0 * c, c, W, dk, W + r0 * dk, dk);
+    for (int64_t t = r0 + 1; t < r0 + nb; ++t)
+      for (int64_t j = r0; j < t; ++j) {
+        axpy(dv, -A[t * c + j], U + j * dv, U + t * dv);
+        axpy(dk, -A[t * c + j], W + j * dk, W + t * dk);
+      }
   }
 
   // V' = U − Wk S (in place in U).
