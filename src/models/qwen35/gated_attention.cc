@@ -12,34 +12,36 @@
 namespace verdict::models::qwen35 {
 namespace {
 
-// Causal softmax attention of a block of nb consecutive query rows (positions pos0 .. pos0 + nb − 1) of one
-// head over the cached positions [0, pos] of its KV head, times the sigmoid output gate (spec §7.4).
-// kt holds the keys transposed, [hd, ldk]. The scores and the weighted sum are gemm_f32 products, whose
+// Causal softmax attention of a block of query rows of one KV head over its cached positions, times the
+// sigmoid output gate (spec §7.4): the `heads` query heads of the KV head's group, nb consecutive positions
+// pos0 .. pos0 + nb − 1 each, gathered head by head into `rows` ([heads · nb, 2 · hd]: q, then the gate), so
+// that the group's heads stream the keys and values once. kt holds the keys transposed, [hd, ldk]; the
+// result goes to out ([heads · nb, hd]). The scores and the weighted sum are gemm_f32 products, whose
 // elements do not depend on the block: a row's result is the same alone or in any block (positions past
 // a row's own get probability exactly 0).
 struct AttendScratch {
-  std::vector<float> kt, scores;
+  std::vector<float> rows, scores, out;
 };
 
-void attend_block(const float* q, int64_t q_stride, const float* kt, int64_t ldk, const float* values,
-                  int64_t pos0, int64_t nb, int64_t hd, float scale, float* out, int64_t out_stride,
-                  AttendScratch& s) {
+void attend_block(const float* rows, const float* kt, int64_t ldk, const float* values, int64_t pos0, int64_t heads,
+                  int64_t nb, int64_t hd, float scale, float* out, AttendScratch& s) {
   const int64_t nk = pos0 + nb;  // keys [0, nk) cover every row of the block
-  if (static_cast<int64_t>(s.scores.size()) < nb * nk) s.scores.resize(static_cast<std::size_t>(nb * nk));
+  const int64_t m = heads * nb;
+  if (static_cast<int64_t>(s.scores.size()) < m * nk) s.scores.resize(static_cast<std::size_t>(m * nk));
   float* S = s.scores.data();
-  std::fill_n(S, nb * nk, 0.0f);
-  kernels::gemm_f32(nb, nk, hd, 1.0f, q, q_stride, kt, ldk, S, nk);
-  for (int64_t i = 0; i < nb; ++i) {
+  std::fill_n(S, m * nk, 0.0f);
+  kernels::gemm_f32(m, nk, hd, 1.0f, rows, 2 * hd, kt, ldk, S, nk);
+  for (int64_t i = 0; i < m; ++i) {
     float* row = S + i * nk;
-    const int64_t pos = pos0 + i;
+    const int64_t pos = pos0 + i % nb;
     kernels::softmax(pos + 1, scale, row);
     std::fill(row + pos + 1, row + nk, 0.0f);
-    std::fill_n(out + i * out_stride, hd, 0.0f);
   }
-  kernels::gemm_f32(nb, hd, nk, 1.0f, S, nk, values, hd, out, out_stride);
-  for (int64_t i = 0; i < nb; ++i) {
-    const float* gate = q + i * q_stride + hd;
-    for (int64_t d = 0; d < hd; ++d) out[i * out_stride + d] *= sigmoid(gate[d]);
+  std::fill_n(out, m * hd, 0.0f);
+  kernels::gemm_f32(m, hd, nk, 1.0f, S, nk, values, hd, out, hd);
+  for (int64_t i = 0; i < m; ++i) {
+    const float* gate = rows + i * 2 * hd + hd;
+    for (int64_t d = 0; d < hd; ++d) out[i * hd + d] *= sigmoid(gate[d]);
   }
 }
 
@@ -94,31 +96,70 @@ void attention_forward(const StepContext& step, const AttentionWeights& w, int64
     });
   }
 
-  // Attention per (sequence, query head); contiguous GQA groups h' = ⌊h / (nq/nkv)⌋.
+  // Attention per (sequence, KV head, block of queries), each task the whole GQA group of query heads
+  // (contiguous: h' = ⌊h / (nq/nkv)⌋). Each (sequence, KV head)'s keys [0, end) are transposed once first:
+  // kt[p, j] = key j, component p.
   Activations attn(rows * c.attn_dim());
   const int64_t group = c.nq / c.nkv;
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
   const auto n_segments = static_cast<int64_t>(step.segments.size());
-  double work = 0.0;  // ≈ multiply-adds of the scores and the weighted sum, over all heads
-  for (const Segment& seg : step.segments) work += 2.0 * double(seg.n) * double(seg.start + seg.n) * double(hd * c.nq);
-  kernels::parallel_for(n_segments * c.nq, work / double(std::max<int64_t>(1, n_segments * c.nq)), [&](int64_t task) {
-    thread_local AttendScratch scratch;
-    constexpr int64_t kQueryBlock = 32;
-    const Segment& seg = step.segments[static_cast<std::size_t>(task / c.nq)];
-    const int64_t h = task % c.nq, kvh = h / group;
+  std::vector<int64_t> kt_at(static_cast<std::size_t>(n_segments) + 1, 0);
+  for (int64_t i = 0; i < n_segments; ++i) {
+    const Segment& seg = step.segments[static_cast<std::size_t>(i)];
+    kt_at[static_cast<std::size_t>(i) + 1] = kt_at[static_cast<std::size_t>(i)] + c.nkv * hd * (seg.start + seg.n);
+  }
+  Activations kts(std::max<int64_t>(1, kt_at.back()));
+  kernels::parallel_for(n_segments * c.nkv, static_cast<double>(hd * T), [&](int64_t task) {
+    const Segment& seg = step.segments[static_cast<std::size_t>(task / c.nkv)];
+    const int64_t kvh = task % c.nkv, end = seg.start + seg.n;
     const float* keys = step.pool.keys(seg.slot, index) + kvh * T * hd;
-    const float* values = step.pool.values(seg.slot, index) + kvh * T * hd;
-    // Keys [0, end) transposed once per (sequence, head): kt[p, j] = key j, component p.
-    const int64_t end = seg.start + seg.n;
-    if (static_cast<int64_t>(scratch.kt.size()) < hd * end) scratch.kt.resize(static_cast<std::size_t>(hd * end));
-    float* kt = scratch.kt.data();
+    float* kt = kts.data() + kt_at[static_cast<std::size_t>(task / c.nkv)] + kvh * hd * end;
     for (int64_t j = 0; j < end; ++j)
       for (int64_t p = 0; p < hd; ++p) kt[p * end + j] = keys[j * hd + p];
-    for (int64_t t0 = 0; t0 < seg.n; t0 += kQueryBlock) {
-      const int64_t nb = std::min(kQueryBlock, seg.n - t0), r = seg.row0 + t0;
-      attend_block(qg.data() + r * QG + h * 2 * hd, QG, kt, end, values, seg.start + t0, nb, hd, scale,
-                   attn.data() + r * c.attn_dim() + h * hd, c.attn_dim(), scratch);
+  });
+
+  // Blocks of about 64 rows (queries × the group's heads): the keys and values stream once per block, the
+  // scores ([rows, keys]) stay in L2. Tasks run most keys first (the pool claims them in order).
+  const int64_t queries = std::max<int64_t>(1, 64 / group);
+  struct Block {
+    int64_t segment, kvh, t0;
+  };
+  std::vector<Block> blocks;
+  double work = 0.0;  // ≈ multiply-adds of the scores and the weighted sum, over all blocks
+  for (int64_t i = 0; i < n_segments; ++i) {
+    const Segment& seg = step.segments[static_cast<std::size_t>(i)];
+    for (int64_t t0 = 0; t0 < seg.n; t0 += queries) {
+      for (int64_t kvh = 0; kvh < c.nkv; ++kvh) blocks.push_back({i, kvh, t0});
+      work += 2.0 * double(std::min(queries, seg.n - t0)) * double(seg.start + t0 + queries) * double(hd * c.nq);
     }
+  }
+  const auto keys_of = [&](const Block& blk) {
+    return step.segments[static_cast<std::size_t>(blk.segment)].start + blk.t0;
+  };
+  std::stable_sort(blocks.begin(), blocks.end(),
+                   [&](const Block& x, const Block& y) { return keys_of(x) > keys_of(y); });
+  const auto n_blocks = static_cast<int64_t>(blocks.size());
+  kernels::parallel_for(n_blocks, work / double(std::max<int64_t>(1, n_blocks)), [&](int64_t task) {
+    thread_local AttendScratch scratch;
+    const Block& blk = blocks[static_cast<std::size_t>(task)];
+    const Segment& seg = step.segments[static_cast<std::size_t>(blk.segment)];
+    const int64_t nb = std::min(queries, seg.n - blk.t0), r = seg.row0 + blk.t0, end = seg.start + seg.n;
+    const float* kt = kts.data() + kt_at[static_cast<std::size_t>(blk.segment)] + blk.kvh * hd * end;
+    const float* values = step.pool.values(seg.slot, index) + blk.kvh * T * hd;
+    if (static_cast<int64_t>(scratch.rows.size()) < group * nb * 2 * hd) {
+      scratch.rows.resize(static_cast<std::size_t>(group * nb * 2 * hd));
+      scratch.out.resize(static_cast<std::size_t>(group * nb * hd));
+    }
+    for (int64_t g = 0; g < group; ++g)  // query heads kvh · group + g: q and gate, rows t of the block
+      for (int64_t t = 0; t < nb; ++t)
+        std::copy_n(qg.data() + (r + t) * QG + (blk.kvh * group + g) * 2 * hd, 2 * hd,
+                    scratch.rows.data() + (g * nb + t) * 2 * hd);
+    attend_block(scratch.rows.data(), kt, end, values, seg.start + blk.t0, group, nb, hd, scale, scratch.out.data(),
+                 scratch);
+    for (int64_t g = 0; g < group; ++g)
+      for (int64_t t = 0; t < nb; ++t)
+        std::copy_n(scratch.out.data() + (g * nb + t) * hd, hd,
+                    attn.data() + (r + t) * c.attn_dim() + (blk.kvh * group + g) * hd);
   });
 
   kernels::matmul(w.o_proj.view, attn.data(), rows, out);
