@@ -15,6 +15,24 @@ namespace {
 
 inline __m512i bcast32(const void* p) { return _mm512_broadcastd_epi32(_mm_loadu_si32(p)); }
 
+// acc[i][tt] += the 8-bit chunks [J0, J1) (4 columns × 16 rows, 64 bytes each) of the records at rec[i]
+// times token tt's activations (xb: the block's first, xs apart): one vpdpbusd per (chunk, panel, token).
+template <int RP, int TB, int J0, int J1>
+inline void dpbusd_chunks(const uint8_t* const (&rec)[RP], const int8_t* xb, int64_t xs, __m512i (&acc)[RP][TB]) {
+#pragma GCC unroll 8
+  for (int j = J0; j < J1; ++j) {
+    __m512i wv[RP];
+#pragma GCC unroll 4
+    for (int i = 0; i < RP; ++i) wv[i] = _mm512_load_si512(rec[i] + 64 * j);
+#pragma GCC unroll 8
+    for (int tt = 0; tt < TB; ++tt) {
+      const __m512i xv = bcast32(xb + tt * xs + 4 * j);
+#pragma GCC unroll 4
+      for (int i = 0; i < RP; ++i) acc[i][tt] = _mm512_dpbusd_epi32(acc[i][tt], wv[i], xv);
+    }
+  }
+}
+
 // The 6-bit values of chunks j and j + 4 (S = j % 2) of a record: the nibbles `v` with the 2 high bits
 // from the record's high-bit vector `h` (kernel_table.h) moved to bits 4–5; vpternlogd 0xEC is (A & C) | B.
 template <int S>
@@ -124,6 +142,10 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
 
   __m512 facc[RP][TB];
   constexpr bool SUPER = SUB && BITS <= 4;  // Q2_K, Q3_K: integer sums per super-block (kernel_table.h)
+  // Q6_K from the strip: each 16-column half's sums, then its fp32 step, before the next half (two sets of
+  // RP × TB int32 sums besides the fp32 ones would not fit the 32 registers; the same operations in the same
+  // order as the two sums' path below).
+  constexpr bool kHalfByHalf = SUB && !SUPER && STRIP;
   [[maybe_unused]] __m512i isum[RP][TB], msum[RP][TB];
 #pragma GCC unroll 8
   for (int i = 0; i < RP; ++i)
@@ -151,10 +173,67 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
                   ? reinterpret_cast<const uint8_t*>(w.expanded + (p + i) * w.blocks * 2 * kPackRows)
                   : w.data + (p + i) * w.blocks * w.block_stride + int8_weight_bytes(w.bits);
 
+  // Block b's fp32 scales per panel: sc (columns 0–31, or 0–15 with SUB) and second (the mins, or the scales
+  // of columns 16–31).
+  const auto block_scales = [&](int64_t b, __m512 (&sc)[RP], __m512 (&second)[RP]) __attribute__((always_inline)) {
+#pragma GCC unroll 4
+    for (int i = 0; i < RP; ++i) {
+      if (factored) {  // K-quants, IQ4_XS: d · first and d2 · second (exact)
+        const int8_t* f = w.factors + ((p + i) * w.blocks + b) * kFactorBytes;
+        const auto factor = [](const int8_t* at) {
+          return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(at))));
+        };
+        const __m512 d = kHoistSuper ? d_super : _mm512_loadu_ps(super_of(i, b));
+        const __m512 d2 = kHoistSuper ? d2_super : _mm512_loadu_ps(super_of(i, b) + kPackRows);
+        sc[i] = _mm512_mul_ps(d, factor(f));
+        second[i] = _mm512_mul_ps(d2, factor(f + kPackRows));
+      } else if (MINS || SUB || w.expanded != nullptr) {
+        const auto* fs = reinterpret_cast<const float*>(fp32[i] + b * fp32_stride);
+        sc[i] = _mm512_loadu_ps(fs);  // the expansion is a std::vector's: 16-byte aligned
+        second[i] = _mm512_loadu_ps(fs + kPackRows);
+      } else {  // fp16 scales beside the records (Q8_0, Q4_0, Q5_0): converted exactly
+        sc[i] = _mm512_cvtph_ps(
+            _mm256_load_si256(reinterpret_cast<const __m256i*>(w.half_scales + ((p + i) * w.blocks + b) * kPackRows)));
+      }
+    }
+  };
+
   for (int64_t b = 0; b < w.blocks; ++b) {
     if (kHoistSuper && factored && b % kSuperBlocks == 0) {
       d_super = _mm512_loadu_ps(super_of(0, b));
       d2_super = _mm512_loadu_ps(super_of(0, b) + kPackRows);
+    }
+    if constexpr (kHalfByHalf) {
+      __m512 sc[RP], second[RP];
+      block_scales(b, sc, second);
+      const int8_t* xb = xq + b * kQBlock;
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        __m512i iacc[RP][TB];
+#pragma GCC unroll 8
+        for (int tt = 0; tt < TB; ++tt) {
+          const __m512i init = _mm512_set1_epi32(-off * a.qsum16[2 * ((t + tt) * a.blocks + b) + h]);
+#pragma GCC unroll 4
+          for (int i = 0; i < RP; ++i) iacc[i][tt] = init;
+        }
+        const uint8_t* rec[RP];
+#pragma GCC unroll 4
+        for (int i = 0; i < RP; ++i) rec[i] = base[i] + b * bs;
+        if (h == 0) {
+          dpbusd_chunks<RP, TB, 0, 4>(rec, xb, xs, iacc);
+        } else {
+          dpbusd_chunks<RP, TB, 4, 8>(rec, xb, xs, iacc);
+        }
+#pragma GCC unroll 8
+        for (int tt = 0; tt < TB; ++tt) {
+          const __m512 dx = _mm512_set1_ps(a.d[(t + tt) * a.blocks + b]);
+#pragma GCC unroll 4
+          for (int i = 0; i < RP; ++i)
+            facc[i][tt] =
+                _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(iacc[i][tt]), dx), h == 0 ? sc[i] : second[i], facc[i][tt]);
+        }
+      }
+      continue;
     }
     __m512i iacc[S][RP][TB];
 #pragma GCC unroll 8
@@ -280,26 +359,7 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
           for (int tt = 0; tt < TB; ++tt) iacc[0][i][tt] = _mm512_add_epi32(iacc[0][i][tt], iacc[s][i][tt]);
     }
     __m512 sc[RP], second[RP];  // second: the mins (× Σx) or the scales of columns 16–31
-#pragma GCC unroll 4
-    for (int i = 0; i < RP; ++i) {
-      if (factored) {  // K-quants, IQ4_XS: d · first and d2 · second (exact)
-        const int8_t* f = w.factors + ((p + i) * w.blocks + b) * kFactorBytes;
-        const auto factor = [](const int8_t* at) {
-          return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(at))));
-        };
-        const __m512 d = kHoistSuper ? d_super : _mm512_loadu_ps(super_of(i, b));
-        const __m512 d2 = kHoistSuper ? d2_super : _mm512_loadu_ps(super_of(i, b) + kPackRows);
-        sc[i] = _mm512_mul_ps(d, factor(f));
-        second[i] = _mm512_mul_ps(d2, factor(f + kPackRows));
-      } else if (MINS || SUB || w.expanded != nullptr) {
-        const auto* fs = reinterpret_cast<const float*>(fp32[i] + b * fp32_stride);
-        sc[i] = _mm512_loadu_ps(fs);  // the expansion is a std::vector's: 16-byte aligned
-        second[i] = _mm512_loadu_ps(fs + kPackRows);
-      } else {  // fp16 scales beside the records (Q8_0, Q4_0, Q5_0): converted exactly
-        sc[i] = _mm512_cvtph_ps(
-            _mm256_load_si256(reinterpret_cast<const __m256i*>(w.half_scales + ((p + i) * w.blocks + b) * kPackRows)));
-      }
-    }
+    block_scales(b, sc, second);
 #pragma GCC unroll 8
     for (int tt = 0; tt < TB; ++tt) {
       const __m512 dx = _mm512_set1_ps(a.d[(t + tt) * a.blocks + b]);
@@ -424,19 +484,10 @@ void super_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t
       for (int i = 0; i < RP; ++i) isum[i][tt] = _mm512_set1_epi32(-kFoldedOffset * qsum);
     }
     for (int64_t b = b0; b < b0 + kSuperBlocks; ++b) {
-      const int8_t* xb = xq + b * kQBlock;
-#pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) {
-        __m512i wv[RP];
+      const uint8_t* rec[RP];
 #pragma GCC unroll 4
-        for (int i = 0; i < RP; ++i) wv[i] = _mm512_load_si512(base[i] + b * kStripRecordBytes + 64 * j);
-#pragma GCC unroll 8
-        for (int tt = 0; tt < TB; ++tt) {
-          const __m512i xv = bcast32(xb + tt * xs + 4 * j);
-#pragma GCC unroll 4
-          for (int i = 0; i < RP; ++i) isum[i][tt] = _mm512_dpbusd_epi32(isum[i][tt], wv[i], xv);
-        }
-      }
+      for (int i = 0; i < RP; ++i) rec[i] = base[i] + b * kStripRecordBytes;
+      dpbusd_chunks<RP, TB, 0, 8>(rec, xq + b * kQBlock, xs, isum);
     }
     super_scale_step<RP, TB, false>(w, a, t, p, b0 + kSuperBlocks - 1, isum, facc);
     if constexpr (MINS) {
