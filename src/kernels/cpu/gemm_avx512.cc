@@ -228,9 +228,10 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
         for (int tt = 0; tt < TB; ++tt) {
           const __m512 dx = _mm512_set1_ps(a.d[(t + tt) * a.blocks + b]);
 #pragma GCC unroll 4
-          for (int i = 0; i < RP; ++i)
-            facc[i][tt] =
-                _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(iacc[i][tt]), dx), h == 0 ? sc[i] : second[i], facc[i][tt]);
+          for (int i = 0; i < RP; ++i) {
+            const __m512 scaled = _mm512_mul_ps(_mm512_cvtepi32_ps(iacc[i][tt]), dx);
+            facc[i][tt] = _mm512_fmadd_ps(scaled, h == 0 ? sc[i] : second[i], facc[i][tt]);
+          }
         }
       }
       continue;
