@@ -109,7 +109,8 @@ void attention_forward(const StepContext& step, const AttentionWeights& w, int64
     kt_at[static_cast<std::size_t>(i) + 1] = kt_at[static_cast<std::size_t>(i)] + c.nkv * hd * (seg.start + seg.n);
   }
   Activations kts(std::max<int64_t>(1, kt_at.back()));
-  kernels::parallel_for(n_segments * c.nkv, static_cast<double>(hd * T), [&](int64_t task) {
+  const double per_transpose = double(kt_at.back()) / double(std::max<int64_t>(1, n_segments * c.nkv));
+  kernels::parallel_for(n_segments * c.nkv, per_transpose, [&](int64_t task) {
     const Segment& seg = step.segments[static_cast<std::size_t>(task / c.nkv)];
     const int64_t kvh = task % c.nkv, end = seg.start + seg.n;
     const float* keys = step.pool.keys(seg.slot, index) + kvh * T * hd;
