@@ -254,9 +254,19 @@ bool plausible(const kernels::WeightMatrix& w, const std::vector<float>& x, cons
   return true;
 }
 
+// The Bf16 layout (kind 2) has kernels for AVX512_BF16 only: elsewhere it would time the portable loop, and
+// BF16 files run as kind 10 (Bf16Fma).
+bool skip_without_kernel(benchmark::State& state, int kind) {
+  __builtin_cpu_init();
+  if (kind != kBf16 || __builtin_cpu_supports("avx512bf16")) return false;
+  state.SkipWithError("no AVX512_BF16 (this CPU runs BF16 as kind 10)");
+  return true;
+}
+
 // Args: kind, rows, cols, threads; n = 512 tokens.
 void BM_Gemm(benchmark::State& state) {
   const int kind = static_cast<int>(state.range(0));
+  if (skip_without_kernel(state, kind)) return;
   const int64_t rows = state.range(1), cols = state.range(2), n = 512;
   kernels::set_num_threads(static_cast<int>(state.range(3)));
   const auto w = make(kind, rows, cols);
@@ -446,6 +456,7 @@ void BM_Gemv(benchmark::State& state) {
     return;
   }
   const int kind = static_cast<int>(state.range(0));
+  if (skip_without_kernel(state, kind)) return;
   const int64_t rows = state.range(1), cols = state.range(2), n = state.range(3);
   const int threads = static_cast<int>(state.range(4));
   kernels::set_num_threads(threads);
