@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer target in build/fuzz for SECONDS each (default 60), seeded from the fixtures.
+# Runs every libFuzzer target in build/fuzz for SECONDS each (default 60), seeded from the fixtures, as many
+# at once as there are cores ($VERDICT_FUZZ_JOBS overrides).
 # Corpora live in build/fuzz/corpus/<target> (not committed). A finding fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +22,7 @@ seeds() {
   esac
 }
 
+names=()
 for bin in build/fuzz/fuzz/*_fuzz; do
   [ -x "$bin" ] || continue
   name=$(basename "$bin")
@@ -41,7 +43,27 @@ for path in ("clef-systemone/cases.json", "clef-tiny/cases.json"):
             open(os.path.join(corpus, f"{os.path.dirname(path)}-{i}.json"), "w").write(c["request_json"])
 PY
   fi
-  echo "-- $name for ${seconds}s"
-  (cd build/fuzz && "../../$bin" -max_total_time="$seconds" -rss_limit_mb=4096 -print_final_stats=1 \
-     -artifact_prefix="$name-" "../../$corpus" 2>&1 | tail -n 4)
+  names+=("$name")
 done
+
+# One target: its output into build/fuzz/NAME.log; the exit status is the fuzzer's.
+run() {
+  (cd build/fuzz && "fuzz/$1" -max_total_time="$seconds" -rss_limit_mb=4096 -print_final_stats=1 \
+     -artifact_prefix="$1-" "corpus/$1" > "$1.log" 2>&1)
+}
+jobs_max="${VERDICT_FUZZ_JOBS:-$(nproc)}"
+pids=() running=() failed=0
+finish_first() {  # waits for the oldest running target and prints its log
+  local status=0
+  wait "${pids[0]}" || status=$?
+  echo "-- ${running[0]} for ${seconds}s (exit $status)"
+  tail -n 4 "build/fuzz/${running[0]}.log"
+  [ "$status" -eq 0 ] || failed=1
+  pids=("${pids[@]:1}") running=("${running[@]:1}")
+}
+for name in "${names[@]}"; do
+  run "$name" & pids+=($!) running+=("$name")
+  if [ "${#pids[@]}" -ge "$jobs_max" ]; then finish_first; fi
+done
+while [ "${#pids[@]}" -gt 0 ]; do finish_first; done
+exit "$failed"
