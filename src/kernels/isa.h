@@ -16,4 +16,13 @@ Isa active_isa();
 // Switches the ISA (tests, benchmarks). Throws verdict::Error when it is not supported.
 void set_active_isa(Isa isa);
 
+// Intel AMX tiles (AMX-TILE + AMX-INT8) under the AVX-512 ISA: its Int8 prefill products run groups of 16
+// tokens on them, with the same results bit for bit (same integer sums, same fp32 steps; ops.h).
+// Supported when the CPU has them, the OS enables their state and grants this process the tile data.
+bool amx_supported();
+// Supported and not switched off: $VERDICT_AMX=0 switches them off at start, set_amx_enabled at any time.
+bool amx_enabled();
+// Switches the tiles on or off (tests, benchmarks); on where they are not supported does nothing.
+void set_amx_enabled(bool on);
+
 }  // namespace verdict::kernels

@@ -19,6 +19,7 @@
 namespace verdict::kernels {
 namespace {
 
+using testing::AmxScope;
 using testing::IsaScope;
 using testing::kGgmlIq4Values;
 using testing::make_weight;
@@ -847,6 +848,78 @@ TEST(Packed, SmallBatchesMatchTheRowsOfALargeOne) {
       }
     }
   set_num_threads(saved_threads);
+}
+
+// The AMX Int8 tiles give the VNNI tiles' results bit for bit (the same integer sums, the same fp32 steps in the
+// same order), on token counts around the groups of 16 and the 96-token chunks, shapes around the 16-row panel,
+// one and three threads; the sub16 kinds (Q6_K, Q3_K, Q2_K), which stay on VNNI, too.
+TEST(PackedAmx, Int8TilesGiveTheVnniResultsBitForBit) {
+  if (!amx_supported() || !isa_supported(Isa::Avx512)) GTEST_SKIP() << "needs AMX";
+  IsaScope isa(Isa::Avx512);
+  std::mt19937 rng(27);
+  const int saved_threads = num_threads();
+  const std::pair<int64_t, int64_t> shapes[] = {{45, 256}, {16, 512}, {131, 768}};
+  for (const PackCase& k : kPackCases) {
+    if (k.kind != PackKind::Int8) continue;
+    for (const auto& [rows, cols] : shapes) {
+      const PackedSetup m = packed_setup(rng, k, rows, cols);
+      for (int64_t n : {16, 17, 47, 96, 113, 200}) {
+        auto x = random_floats(rng, n * cols, -2.0f, 2.0f);
+        for (int threads : {1, 3}) {
+          set_num_threads(threads);
+          std::vector<float> y[2];
+          for (int amx = 0; amx < 2; ++amx) {
+            AmxScope scope(amx == 1);
+            y[amx] = run(m.packed, x, n);
+          }
+          ASSERT_EQ(0, std::memcmp(y[0].data(), y[1].data(), y[0].size() * sizeof(float)))
+              << "type " << int(k.type) << " bits " << k.bits << " " << rows << "x" << cols << " n=" << n
+              << " threads " << threads;
+        }
+      }
+    }
+  }
+  set_num_threads(saved_threads);
+}
+
+// The AMX BF16 tiles keep the Bf16 contract (ref::matmul_bf16's sums up to fp32 order, the bound of
+// PackedBf16.MatchesTwinOnEveryIsa) and, as every token of every call runs on them, give a token the same result
+// whatever else shares its call (n = 1 against a group of 16 and a 113-token product, which pads its last group).
+TEST(PackedAmx, Bf16TilesKeepTheContractAndDoNotDependOnN) {
+  if (!amx_supported() || !isa_supported(Isa::Avx512)) GTEST_SKIP() << "needs AMX";
+  IsaScope isa(Isa::Avx512);
+  AmxScope amx(true);
+  std::mt19937 rng(28);
+  struct Case {
+    int64_t rows, cols;
+  };
+  for (const Case& k : {Case{17, 64}, Case{40, 96}, Case{64, 1024}, Case{33, 130}}) {
+    auto w = make_weight(rng, WeightType::BF16, k.rows, k.cols);
+    PackedWeight p = pack(w.view, PackKind::Bf16);
+    ASSERT_NE(p.view(), nullptr);
+    WeightMatrix packed = w.view;
+    packed.pack = p.view();
+    const int64_t n = 113;
+    auto x = random_floats(rng, n * k.cols);
+    std::vector<float> twin(static_cast<std::size_t>(n * k.rows));
+    ref::matmul_bf16(w.view, x.data(), n, twin.data());
+    const std::vector<float> all = run(packed, x, n);
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t r = 0; r < k.rows; ++r) {
+        double magnitude = 0.0;
+        for (int64_t c = 0; c < k.cols; ++c)
+          magnitude += std::fabs(ref::weight_at(w.view, r, c) * bf16_to_f32(f32_to_bf16(x[t * k.cols + c])));
+        const std::size_t at = static_cast<std::size_t>(t * k.rows + r);
+        ASSERT_NEAR(all[at], twin[at], 2.0 * double(k.cols + 1) * kEps * magnitude + 1e-30)
+            << k.rows << "x" << k.cols << " token " << t << " row " << r;
+      }
+    for (const auto& [t0, len] : {std::pair<int64_t, int64_t>{0, 1}, {5, 1}, {16, 16}, {100, 13}}) {
+      const std::vector<float> x_part(x.begin() + t0 * k.cols, x.begin() + (t0 + len) * k.cols);
+      const std::vector<float> part = run(packed, x_part, len);
+      ASSERT_EQ(0, std::memcmp(part.data(), all.data() + t0 * k.rows, part.size() * sizeof(float)))
+          << k.rows << "x" << k.cols << " tokens " << t0 << " +" << len;
+    }
+  }
 }
 
 }  // namespace

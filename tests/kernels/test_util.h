@@ -40,6 +40,18 @@ class IsaScope {
   Isa saved_;
 };
 
+// Switches the AMX tiles on or off (set_amx_enabled), restoring them at scope exit.
+class AmxScope {
+ public:
+  explicit AmxScope(bool on) : saved_(amx_enabled() || !amx_supported()) { set_amx_enabled(on); }
+  ~AmxScope() { set_amx_enabled(saved_); }
+  AmxScope(const AmxScope&) = delete;
+  AmxScope& operator=(const AmxScope&) = delete;
+
+ private:
+  bool saved_;
+};
+
 inline std::vector<float> random_floats(std::mt19937& rng, int64_t n, float lo = -1.0f, float hi = 1.0f) {
   std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<float> v(static_cast<std::size_t>(n));

@@ -1,4 +1,8 @@
 // ops.h entry points: ISA selection and the threaded matrix product.
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -77,14 +81,25 @@ float* panel_scratch(int64_t floats) { return reinterpret_cast<float*>(thread_sc
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// The Int8 / Bf16 tile functions of the active ISA (the AVX-512 VNNI / BF16 ones where the CPU has them).
+// $VERDICT_AMX=0 switches the AMX tiles off; anything else (or unset) leaves them on where supported.
+std::atomic<bool> g_amx_on{[] {
+  const char* env = std::getenv("VERDICT_AMX");
+  return env == nullptr || std::string(env) != "0";
+}()};
+
+// The Int8 / Bf16 tile functions of the active ISA (the AVX-512 VNNI / BF16 ones where the CPU has them, and
+// for Int8 the AMX tiles in front of VNNI where they are enabled).
 auto int8_tile_for(Isa isa) {
   // AVX-512 without VNNI (Skylake-X) runs the AVX2 kernel, which takes the same quantized activations.
-  if (isa == Isa::Avx512) return cpu::cpu_has_avx512_vnni() ? cpu::int8_tile_avx512vnni : cpu::avx2_table().int8_tile;
+  if (isa == Isa::Avx512) {
+    if (!cpu::cpu_has_avx512_vnni()) return cpu::avx2_table().int8_tile;
+    return amx_enabled() ? cpu::int8_tile_amx : cpu::int8_tile_avx512vnni;
+  }
   return table_for(isa).int8_tile;
 }
 auto bf16_tile_for(Isa isa) {
-  return isa == Isa::Avx512 && cpu::cpu_has_avx512_bf16() ? cpu::bf16_tile_avx512bf16 : table_for(isa).bf16_tile;
+  if (isa != Isa::Avx512 || !cpu::cpu_has_avx512_bf16()) return table_for(isa).bf16_tile;
+  return amx_enabled() && cpu::cpu_has_amx_bf16() ? cpu::bf16_tile_amx : cpu::bf16_tile_avx512bf16;
 }
 
 // Runs tile(t0, t1, p0, p1) over token blocks × chunks of panels (a multiple of `panel_multiple`), on the
@@ -188,9 +203,9 @@ void matmul_packed(const PackedView& w, const float* x, int64_t n, float* y) {
       a.pairs16 = pp;
     }
     const auto tile = int8_tile_for(isa);
-    // Chunks of whole register tiles: the AVX-512 VNNI prefill tile is 3 panels wide (its GEMV tile 1), the
-    // AVX2 and scalar tiles 2.
-    const int64_t panels = tile != cpu::int8_tile_avx512vnni ? 2 : 3;
+    // Chunks of whole register tiles: the AVX-512 VNNI prefill tile is 3 panels wide (its GEMV tile 1, the AMX
+    // tiles 1, in front of it), the AVX2 and scalar tiles 2.
+    const int64_t panels = tile != cpu::int8_tile_avx512vnni && tile != cpu::int8_tile_amx ? 2 : 3;
     PackedView view = w;
     if (w.factors != nullptr && !cpu::integer_super_sums(w) && n > kExpandFactorsFrom) {
       thread_local std::vector<float> expanded;
@@ -210,10 +225,13 @@ void matmul_packed(const PackedView& w, const float* x, int64_t n, float* y) {
     run_packed(w, n, 1, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) { tile(w, x, t0, t1, p0, p1, y); });
     return;
   }
+  // The AMX tiles read groups of 16 tokens: the rows past n up to the next multiple of 16 are zeros.
+  const int64_t padded_n = ceil_div(n, 16) * 16;
   thread_local std::vector<uint16_t> xb;
-  uint16_t* xbp = thread_buffer(xb, n * w.cols_padded);
+  uint16_t* xbp = thread_buffer(xb, padded_n * w.cols_padded);
   parallel_for(n, static_cast<double>(w.cols),
                [&](int64_t t) { k.bf16_rows(x, t, t + 1, w.cols, w.cols_padded, xbp); });
+  std::fill(xbp + n * w.cols_padded, xbp + padded_n * w.cols_padded, uint16_t{0});
   const auto tile = bf16_tile_for(isa);
   run_packed(w, n, 4, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) { tile(w, xbp, t0, t1, p0, p1, y); });
 }
@@ -232,6 +250,43 @@ bool cpu_has_avx512_bf16() {
   return cpu_has_avx512() && __builtin_cpu_supports("avx512bf16");
 }
 
+namespace {
+
+struct AmxFeatures {
+  bool int8 = false, bf16 = false;
+};
+
+AmxFeatures amx_features() {
+  AmxFeatures f;
+  if (!cpu_has_avx512_vnni()) return f;
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d) == 0) return f;
+  constexpr unsigned kAmxBf16 = 1u << 22, kAmxTile = 1u << 24, kAmxInt8 = 1u << 25;  // CPUID.(7, 0):EDX
+  if ((d & kAmxTile) == 0) return f;
+  const unsigned features = d;
+  if (__get_cpuid(1, &a, &b, &c, &d) == 0 || (c & (1u << 27)) == 0) return f;  // OSXSAVE: xgetbv works
+  unsigned lo = 0, hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  constexpr unsigned kTileState = (1u << 17) | (1u << 18);  // XCR0: XTILECFG, XTILEDATA
+  if ((lo & kTileState) != kTileState) return f;
+  // Linux hands out the tile data (8 KiB more per thread's saved state) only on request, once per process.
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0) return f;
+  f.int8 = (features & kAmxInt8) != 0;
+  f.bf16 = (features & kAmxBf16) != 0 && cpu_has_avx512_bf16();
+  return f;
+}
+
+const AmxFeatures& amx() {
+  static const AmxFeatures f = amx_features();
+  return f;
+}
+
+}  // namespace
+
+bool cpu_has_amx_int8() { return amx().int8; }
+bool cpu_has_amx_bf16() { return amx().bf16; }
+
 }  // namespace cpu
 
 std::string_view isa_name(Isa isa) {
@@ -245,6 +300,10 @@ std::string_view isa_name(Isa isa) {
   }
   return "?";
 }
+
+bool amx_supported() { return cpu::cpu_has_amx_int8() || cpu::cpu_has_amx_bf16(); }
+bool amx_enabled() { return g_amx_on.load(std::memory_order_relaxed) && amx_supported(); }
+void set_amx_enabled(bool on) { g_amx_on.store(on, std::memory_order_relaxed); }
 
 bool isa_supported(Isa isa) {
   switch (isa) {

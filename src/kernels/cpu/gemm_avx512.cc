@@ -398,9 +398,11 @@ constexpr int kInt8Tokens = 4;
 // serves the GEMV tiles only (fewer template instances, and a tile of more than kInt8GemvTokens tokens
 // reads its records at least twice).
 
+}  // namespace
+
 // The 5- or 6-bit records of panels [p, p + panels) unpacked into `out` (kernel_table.h), as int8_micro
 // unpacks them.
-void unpack_panels(const PackedView& w, int64_t p, int64_t panels, uint8_t* out) {
+void unpack_panels_avx512(const PackedView& w, int64_t p, int64_t panels, uint8_t* out) {
   for (int64_t r = 0; r < panels * w.blocks; ++r) {
     const uint8_t* rec = w.data + (p * w.blocks + r) * w.block_stride;
     uint8_t* dst = out + r * kStripRecordBytes;
@@ -418,6 +420,8 @@ void unpack_panels(const PackedView& w, int64_t p, int64_t panels, uint8_t* out)
     for (int j = 0; j < 8; ++j) _mm512_store_si512(dst + 64 * j, chunk[j]);
   }
 }
+
+namespace {
 
 // Q2_K and Q3_K (kernel_table.h): the records of panels [p, p + panels) unpacked into `out`, each value times its
 // half's scale (plus kFoldedOffset for Q3_K) in the 8-bit layout, and Q2_K's mins as int16 pairs after
@@ -530,7 +534,7 @@ void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_
   } else {
     constexpr bool kStrip = unpacked_in_strips(BITS);
     constexpr int kTileBits = kStrip ? kStripTileBits : BITS;
-    if constexpr (kStrip) unpack_panels(w, p, RP, scratch);
+    if constexpr (kStrip) unpack_panels_avx512(w, p, RP, scratch);
     for (; t + kInt8Tokens <= t1; t += kInt8Tokens)
       int8_micro<RP, kInt8Tokens, kTileBits, MINS, OFF, S, SUB, kStrip, LUT>(w, a, t, p, y, scratch);
     with_count(t1 - t, [&]<int TB>() {

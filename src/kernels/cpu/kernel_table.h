@@ -72,12 +72,22 @@ inline bool integer_super_sums(const PackedView& w) { return w.sub16 && w.bits <
 // −m of 16–31) as int16 pairs, for vpdpwssd with the activations' pairs16.
 inline constexpr int kFoldedOffset = 127;
 inline constexpr int64_t kMinPairBytes = 64;
-// Scratch bytes an int8_tile call needs for `w` (64-byte aligned): 0 unless it has 5- or 6-bit records or
-// sums super-blocks in integers.
+// The AMX tiles (gemm_amx.cc) take tokens in chunks of kAmxChunkTokens (groups of 16); their scratch holds one
+// panel's records in the 8-bit layout and the chunk's activation scales and sums, block by block.
+inline constexpr int64_t kAmxChunkTokens = 96;
+inline int64_t amx_scratch_bytes(const PackedView& w) {
+  return w.sub16 ? 0 : w.blocks * (kStripRecordBytes + 2 * kAmxChunkTokens * 4);
+}
+// Scratch bytes an int8_tile call needs for `w` (64-byte aligned): the VNNI tiles' strips (5- or 6-bit records,
+// super-blocks summed in integers), or what the AMX tiles need, whichever is more.
 inline int64_t int8_scratch_bytes(const PackedView& w) {
-  if (integer_super_sums(w))
-    return kStripPanels * w.blocks * (kStripRecordBytes + (w.mins16 != nullptr ? kMinPairBytes : 0));
-  return unpacked_in_strips(w.bits) ? kStripPanels * w.blocks * kStripRecordBytes : 0;
+  int64_t vnni = 0;
+  if (integer_super_sums(w)) {
+    vnni = kStripPanels * w.blocks * (kStripRecordBytes + (w.mins16 != nullptr ? kMinPairBytes : 0));
+  } else if (unpacked_in_strips(w.bits)) {
+    vnni = kStripPanels * w.blocks * kStripRecordBytes;
+  }
+  return vnni > amx_scratch_bytes(w) ? vnni : amx_scratch_bytes(w);
 }
 
 // Sub-block j's (0–7) 6-bit scale and min from the 12 scale bytes `s` of a Q4_K or Q5_K block (ggml's
@@ -308,6 +318,25 @@ void int8_tile_avx512vnni(const PackedView& w, const QuantizedRows& a, int64_t t
 void bf16_rows_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, int64_t cols_padded, uint16_t* out);
 void bf16_tile_avx512bf16(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0,
                           int64_t p1, float* y);
+
+// The 5- or 6-bit records of panels [p, p + panels) unpacked into `out` in the 8-bit layout (kernel_table.h's
+// strips), as the VNNI prefill tiles read them.
+void unpack_panels_avx512(const PackedView& w, int64_t p, int64_t panels, uint8_t* out);
+
+// Whether the CPU has AMX-TILE and AMX-INT8 (AMX-BF16), the OS enables their state and granted this process the
+// tile data (arch_prctl ARCH_REQ_XCOMP_PERM, asked once).
+bool cpu_has_amx_int8();
+bool cpu_has_amx_bf16();
+// AMX Int8 prefill tiles (gemm_amx.cc): int8_tile_avx512vnni's results bit for bit, groups of 16 tokens on the
+// tiles (the records with one scale per 32 columns), the rest on the VNNI tiles.
+void int8_tile_amx(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
+                   float* y, uint8_t* scratch);
+// AMX-BF16 tiles (gemm_amx.cc) for Bf16 products whose cols_padded is a multiple of 32 (bf16_tiles_take; others
+// run bf16_tile_avx512bf16): every token of every call on the tiles, so a result does not depend on n. Reads
+// activation rows up to the next multiple of 16 tokens past t1 (matmul pads xb with zero rows).
+bool bf16_tiles_take(const PackedView& w);
+void bf16_tile_amx(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
+                   float* y);
 
 // Quantizes tokens [t0, t1) of x (cols a multiple of 256) as ggml's block_q8_K, the activations llama.cpp
 // multiplies Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS weights with: per 256-column super-block,
