@@ -41,6 +41,8 @@ void vfmadd_peak(int64_t iters);
 void maddubs_madd_peak(int64_t iters);  // kernel_peak_avx2.cc
 void maddubs_peak(int64_t iters);
 void vfmadd_ymm_peak(int64_t iters);
+void tdpbssd_peak(int64_t iters, int k_bytes);  // kernel_peak_amx.cc
+void tdpbf16ps_peak(int64_t iters);
 }  // namespace verdict::bench
 
 namespace {
@@ -90,6 +92,25 @@ void BM_PeakVfmadd(benchmark::State& state) { peak(state, verdict::bench::vfmadd
 BENCHMARK(BM_PeakVpdpbusd)->Threads(1)->Threads(2)->UseManualTime();
 BENCHMARK(BM_PeakVdpbf16ps)->Threads(1)->Threads(2)->UseManualTime();
 BENCHMARK(BM_PeakVfmadd)->Threads(1)->Threads(2)->UseManualTime();
+
+// The AMX tile instructions (kernel_peak_amx.cc; 4 instructions per loop round, so 6 rounds = 24): tdpbssd on
+// full tiles (16 × 16 × 64 int8 multiply-adds = 32,768 ops), on the Int8 tiles' 32-column blocks (16,384 ops),
+// and tdpbf16ps (16 × 16 × 32 bf16 multiply-adds = 16,384 flops).
+void BM_PeakTdpbssd(benchmark::State& state) {
+  peak(state, [](int64_t iters) { verdict::bench::tdpbssd_peak(iters * 6, 64); }, 32768, kernels::amx_supported(),
+       "no AMX");
+}
+void BM_PeakTdpbssdK32(benchmark::State& state) {
+  peak(state, [](int64_t iters) { verdict::bench::tdpbssd_peak(iters * 6, 32); }, 16384, kernels::amx_supported(),
+       "no AMX");
+}
+void BM_PeakTdpbf16ps(benchmark::State& state) {
+  peak(state, [](int64_t iters) { verdict::bench::tdpbf16ps_peak(iters * 6); }, 16384, kernels::amx_supported(),
+       "no AMX");
+}
+BENCHMARK(BM_PeakTdpbssd)->Threads(1)->Threads(2)->UseManualTime();
+BENCHMARK(BM_PeakTdpbssdK32)->Threads(1)->Threads(2)->UseManualTime();
+BENCHMARK(BM_PeakTdpbf16ps)->Threads(1)->Threads(2)->UseManualTime();
 
 // Random storage of one weight type.
 struct Weight {

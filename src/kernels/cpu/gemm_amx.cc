@@ -17,6 +17,7 @@
 // gave 520–640 GOPS per core, these 620–670 (docs/performance.md).
 #include <immintrin.h>
 
+#include "kernels/cpu/amx_config.h"
 #include "kernels/cpu/kernel_table.h"
 
 namespace verdict::kernels::cpu {
@@ -28,15 +29,6 @@ constexpr int kTileTokens = 16;
 constexpr int kLag = 3;
 constexpr int kSumBuffers = 8;
 constexpr int kCTiles = 4;
-
-// ldtilecfg's 64-byte operand, palette 1.
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
 
 void configure_tiles() {
   TileConfig c;
@@ -50,7 +42,7 @@ void configure_tiles() {
     c.rows[6 + t] = 8;  // B: 8 chunks × 64 bytes
     c.colsb[6 + t] = 64;
   }
-  _tile_loadconfig(&c);
+  load_tile_config(c);
 }
 
 // Whether the tiles take this product: records whose block sums need one scale per 32 columns (every Int8
@@ -259,7 +251,7 @@ void configure_bf16_tiles() {
     c.rows[t] = kTileTokens;
     c.colsb[t] = 64;
   }
-  _tile_loadconfig(&c);
+  load_tile_config(c);
 }
 
 constexpr int64_t kBf16Step = 32;  // columns per tdpbf16ps
