@@ -4,6 +4,9 @@
 #   bash scripts/gguf-crosscheck.sh [VERDICT_BIN]     # default build/release/src/cli/verdict
 #   CROSSCHECK_TYPES="iq4_nl iq4_xs" bash scripts/gguf-crosscheck.sh   # only some types (F32 always runs)
 #   CROSSCHECK_RECIPES="q2_k q3_k_m" ...   # also llama-quantize's recipes of qwen35-small's BF16 file
+#   LLAMA_BIN=/path/to/llama.cpp/build/bin ...   # another llama.cpp build (default: ../shared/tools/llamacpp-peer.sh's;
+#                                                # on AMX machines its GCC 12 build crashes on quantized files:
+#                                                # docs/performance.md, "On an Intel Xeon with AMX")
 #
 # For the qwen35-tiny and qwen35-small fixture checkpoints and every `verdict convert --type`, it writes the
 # GGUF file with verdict, lets llama.cpp's llama-debug run each golden prompt text on it (F32 KV cache,
@@ -21,7 +24,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 verdict="${1:-build/release/src/cli/verdict}"
 fixtures="${VERDICT_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
-bin=$(bash ../shared/tools/llamacpp-peer.sh)
+bin=${LLAMA_BIN:-$(bash ../shared/tools/llamacpp-peer.sh)}
 work=$(mktemp -d /tmp/verdict-gguf-crosscheck.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
