@@ -1,7 +1,7 @@
 // The Int8 prefill GEMM on Intel AMX tiles (AMX-TILE + AMX-INT8, on top of AVX-512 VNNI): one tdpbssd (or
 // tdpbsud) per 16 tokens × 16 weight rows × 32 columns, where the VNNI tile needs 128 vpdpbusd. Compiled with
 // the AMX flags and only called when the CPU has AMX and the kernel granted this process the tile data
-// (dispatch.cc). Only ops.h, kernel_table.h and intrinsics here: see kernel_table.h.
+// (dispatch.cc). Only ops.h, kernel_table.h, amx_config.h and intrinsics here: see kernel_table.h.
 //
 // Same results as int8_tile_avx512vnni, bit for bit: a block's integer sum is exact in any order, and the
 // fp32 steps that fold it (convert, × the activation scale, fused multiply-add with the weight scale, then
@@ -125,15 +125,9 @@ inline void block_sums(int set, const int8_t* xb, int64_t xs, const uint8_t* rec
 }
 #undef VERDICT_AMX_BLOCK
 
-// A chunk's activation scales d and sums xsum (MINS) by group of 16 tokens, block and token: what one block's
-// fold of a group reads, 16 consecutive floats.
-struct ChunkScalars {
-  const float* d;
-  const float* xsum;
-};
-
-// y[t .. t + 15, rows of panel p]: the group's activations at xq (a.cols apart), its scalars at d and xsum
-// (ChunkScalars: block b's 16 at 16 · b), the records at recs (panel_records).
+// y[t .. t + 15, rows of panel p]: the group's activations at xq (xs apart), its activation scales d and sums
+// xsum (MINS) regrouped by block (block b's 16 tokens at 16 · b: what one block's fold reads), the records at
+// recs (panel_records).
 template <bool MINS, bool SIGNED>
 void panel_tokens(const PackedView& w, const int8_t* xq, int64_t xs, const float* d, const float* xsum, int64_t t,
                   int64_t p, const uint8_t* recs, int64_t stride, float* y) {
