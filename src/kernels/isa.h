@@ -16,8 +16,9 @@ Isa active_isa();
 // Switches the ISA (tests, benchmarks). Throws verdict::Error when it is not supported.
 void set_active_isa(Isa isa);
 
-// Intel AMX tiles (AMX-TILE + AMX-INT8) under the AVX-512 ISA: its Int8 prefill products run groups of 16
-// tokens on them, with the same results bit for bit (same integer sums, same fp32 steps; ops.h).
+// Intel AMX tiles under the AVX-512 ISA. AMX-INT8: the Int8 prefill products run groups of 16 tokens on them,
+// with the VNNI results bit for bit (same integer sums, same fp32 steps; ops.h). AMX-BF16: every Bf16 product
+// runs on them (its pair sums round in another order than vdpbf16ps's, within the same contract).
 // Supported when the CPU has them, the OS enables their state and grants this process the tile data.
 bool amx_supported();
 // Supported and not switched off: $VERDICT_AMX=0 switches them off at start, set_amx_enabled at any time.

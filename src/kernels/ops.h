@@ -260,7 +260,8 @@ void check_weight(const WeightMatrix& w, const char* what);
 //    fp32 per super-block (the same bound, fewer fp32 roundings). These are the int8 sums of llama.cpp's Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
 //    Q2_K–Q6_K, IQ4_NL and IQ4_XS products: on the same GGUF file the two engines differ only in fp32 rounding.
 //  * Bf16: activations are rounded to bf16 (relative error ≤ 2^−9 each) and products accumulate in fp32
-//    (ref::matmul_bf16 is the twin).
+//    (ref::matmul_bf16 is the twin; on AMX CPUs every token runs on tdpbf16ps, whose fp32 order differs from
+//    vdpbf16ps's, so a result still does not depend on n).
 //  * F16 and Bf16Fma: nothing is rounded but the sum: y = fma(W[r, cols−1], x[cols−1], … fma(W[r, 1], x[1],
 //    fma(W[r, 0], x[0], 0)) …), one fp32 fused multiply-add per column in column order, on every ISA
 //    (ref::matmul_fma is the twin, bit for bit).
