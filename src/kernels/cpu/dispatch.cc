@@ -69,7 +69,8 @@ const cpu::KernelTable& table_for(Isa isa) {
 const cpu::KernelTable& active_table() { return table_for(active_isa()); }
 
 // The calling thread's scratch of at least `bytes` bytes, 64-byte aligned: the unpacked path's row panels,
-// the Int8 tiles' unpacked 6-bit strips (cpu::int8_scratch_bytes). One matmul uses one of them at a time.
+// the Int8 tiles' unpacked 6-bit strips (cpu::int8_scratch_bytes), the AMX tiles' records and scalars
+// (cpu::amx_scratch_bytes). One matmul uses one of them at a time.
 uint8_t* thread_scratch(int64_t bytes) {
   thread_local std::vector<uint8_t> scratch;
   if (static_cast<int64_t>(scratch.size()) < bytes + 64) scratch.resize(static_cast<std::size_t>(bytes + 64));
@@ -93,7 +94,7 @@ auto int8_tile_for(Isa isa) {
   // AVX-512 without VNNI (Skylake-X) runs the AVX2 kernel, which takes the same quantized activations.
   if (isa == Isa::Avx512) {
     if (!cpu::cpu_has_avx512_vnni()) return cpu::avx2_table().int8_tile;
-    return amx_enabled() ? cpu::int8_tile_amx : cpu::int8_tile_avx512vnni;
+    return amx_enabled() && cpu::cpu_has_amx_int8() ? cpu::int8_tile_amx : cpu::int8_tile_avx512vnni;
   }
   return table_for(isa).int8_tile;
 }
@@ -214,7 +215,9 @@ void matmul_packed(const PackedView& w, const float* x, int64_t n, float* y) {
                    [&](int64_t p) { expand_factors(w, p, p + 1, ep + p * w.blocks * 2 * cpu::kPackRows); });
       view.expanded = ep;
     }
-    const int64_t scratch_bytes = cpu::int8_scratch_bytes(w);
+    const int64_t scratch_bytes = tile == cpu::int8_tile_amx
+                                      ? std::max(cpu::int8_scratch_bytes(w), cpu::amx_scratch_bytes(w))
+                                      : cpu::int8_scratch_bytes(w);
     run_packed(w, n, panels, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) {
       tile(view, a, t0, t1, p0, p1, y, scratch_bytes > 0 ? thread_scratch(scratch_bytes) : nullptr);
     });

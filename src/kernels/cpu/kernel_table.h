@@ -78,16 +78,13 @@ inline constexpr int64_t kAmxChunkTokens = 96;
 inline int64_t amx_scratch_bytes(const PackedView& w) {
   return w.sub16 ? 0 : w.blocks * (kStripRecordBytes + 2 * kAmxChunkTokens * 4);
 }
-// Scratch bytes an int8_tile call needs for `w` (64-byte aligned): the VNNI tiles' strips (5- or 6-bit records,
-// super-blocks summed in integers), or what the AMX tiles need, whichever is more.
+// Scratch bytes an int8_tile call needs for `w` (64-byte aligned): 0 unless it has 5- or 6-bit records or
+// sums super-blocks in integers (the AMX tiles, which run the VNNI tiles for their remainder, need the larger of
+// this and amx_scratch_bytes).
 inline int64_t int8_scratch_bytes(const PackedView& w) {
-  int64_t vnni = 0;
-  if (integer_super_sums(w)) {
-    vnni = kStripPanels * w.blocks * (kStripRecordBytes + (w.mins16 != nullptr ? kMinPairBytes : 0));
-  } else if (unpacked_in_strips(w.bits)) {
-    vnni = kStripPanels * w.blocks * kStripRecordBytes;
-  }
-  return vnni > amx_scratch_bytes(w) ? vnni : amx_scratch_bytes(w);
+  if (integer_super_sums(w))
+    return kStripPanels * w.blocks * (kStripRecordBytes + (w.mins16 != nullptr ? kMinPairBytes : 0));
+  return unpacked_in_strips(w.bits) ? kStripPanels * w.blocks * kStripRecordBytes : 0;
 }
 
 // Sub-block j's (0–7) 6-bit scale and min from the 12 scale bytes `s` of a Q4_K or Q5_K block (ggml's
