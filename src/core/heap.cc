@@ -1,6 +1,9 @@
 #include "core/heap.h"
 
+#include <sys/mman.h>
+
 #include <cstdlib>  // defines __GLIBC__ on glibc
+#include <cstring>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -14,6 +17,50 @@ void tune_heap_for_inference() {
   mallopt(M_MMAP_THRESHOLD, 128 << 20);
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
 #endif
+}
+
+namespace {
+
+constexpr std::uintptr_t kPage = 4096;
+constexpr std::uintptr_t kHugePage = 2 << 20;
+
+std::uintptr_t round_up(std::uintptr_t v, std::uintptr_t to) { return (v + to - 1) / to * to; }
+
+}  // namespace
+
+uint8_t* allocate_weight_memory(int64_t bytes) {
+  const auto n = round_up(static_cast<std::uintptr_t>(bytes < 1 ? 1 : bytes), 64);
+  static const bool huge_pages = [] {
+    const char* e = std::getenv("VERDICT_HUGE_PAGES");
+    return e == nullptr || std::strcmp(e, "0") != 0;
+  }();
+  if (bytes < kWeightMappingBytes) {
+    auto* p = static_cast<uint8_t*>(std::aligned_alloc(64, n));
+    if (p != nullptr) std::memset(p, 0, n);
+    return p;
+  }
+  // Map a huge page more than needed, then unmap the unaligned head and the tail (anonymous pages are zero).
+  const std::uintptr_t len = round_up(n, kPage);
+  void* raw = ::mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  const auto first = reinterpret_cast<std::uintptr_t>(raw);
+  const std::uintptr_t start = round_up(first, kHugePage);
+  if (start > first) ::munmap(raw, start - first);
+  const std::uintptr_t end = first + len + kHugePage;
+  if (end > start + len) ::munmap(reinterpret_cast<void*>(start + len), end - (start + len));
+#if defined(MADV_HUGEPAGE)
+  if (huge_pages) (void)::madvise(reinterpret_cast<void*>(start), len, MADV_HUGEPAGE);  // advice only
+#endif
+  return reinterpret_cast<uint8_t*>(start);
+}
+
+void free_weight_memory(uint8_t* p, int64_t bytes) {
+  if (p == nullptr) return;
+  if (bytes < kWeightMappingBytes) {
+    std::free(p);
+    return;
+  }
+  ::munmap(p, round_up(round_up(static_cast<std::uintptr_t>(bytes), 64), kPage));
 }
 
 }  // namespace verdict

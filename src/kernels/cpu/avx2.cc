@@ -380,6 +380,11 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
       if constexpr (SUPER) isum[h][tt] = msum[h][tt] = _mm256_setzero_si256();
     }
   for (int64_t b = 0; b < w.blocks; ++b) {
+    if constexpr (TB == 1 && !STRIP) {  // the GEMV tile: the lines kGemvPrefetchBytes ahead, into L2
+      const uint8_t* ahead = w.data + g0 / 2 * w.blocks * bs + b * bs + kGemvPrefetchBytes;
+#pragma GCC unroll 8
+      for (int64_t k = 0; k < bs; k += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + k), _MM_HINT_T1);
+    }
     const int8_t* xb = a.q + t * a.cols + b * kQBlock;
     __m256i acc[RH][TB], acc2[SUB ? RH : 1][SUB ? TB : 1];
 #pragma GCC unroll 8

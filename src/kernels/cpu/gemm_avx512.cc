@@ -199,6 +199,11 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
   };
 
   for (int64_t b = 0; b < w.blocks; ++b) {
+    if constexpr (RP == 1 && !STRIP) {  // the GEMV tile: the lines kGemvPrefetchBytes ahead, into L2
+#pragma GCC unroll 8
+      for (int64_t k = 0; k < bs; k += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(base[0] + b * bs + kGemvPrefetchBytes + k), _MM_HINT_T1);
+    }
     if (kHoistSuper && factored && b % kSuperBlocks == 0) {
       d_super = _mm512_loadu_ps(super_of(0, b));
       d2_super = _mm512_loadu_ps(super_of(0, b) + kPackRows);

@@ -51,6 +51,14 @@ constexpr int high_bits_shift(int64_t j) { return 2 * static_cast<int>(j % 2) + 
 // 5-bit records: bit 4 of chunk j (0–7) lies at bit j of each byte of the one 64-byte vector after the nibbles.
 inline constexpr int64_t kFifthBits = 256;
 
+// The one-panel GEMV tiles (decoding: every weight byte read once, from DRAM) prefetch each record's lines this
+// far ahead in the panel stream, into L2 (past a panel's end lie the next panel's records). With the hardware
+// prefetcher alone a 2-thread Q8_0 or Q4_0 GEMV ran at 64–85 % of the read bandwidth on an AMX Xeon (Sapphire
+// Rapids class); 4 KiB ahead gave qwen35-0.8b decode +6 % (Q8_0) and +25 % (Q4_0) on AVX-512, +17 % and +31 %
+// on the AVX2 tiles there (docs/performance.md, "Decode: prefetches and huge pages"); 1–2 KiB, or into L1,
+// gained less. Not measured on an AMD CPU.
+inline constexpr int64_t kGemvPrefetchBytes = 4096;
+
 // The prefill tiles over 5- and 6-bit records first unpack the records of the panels they work on (up to
 // kStripPanels) into the caller's scratch, kStripRecordBytes per record: the 8 chunks of the 8-bit layout
 // holding the stored values (their scales stay where they are). Every later group of tokens then loads

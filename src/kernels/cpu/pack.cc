@@ -8,6 +8,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/heap.h"
 #include "kernels/cpu/kernel_table.h"
 #include "kernels/isa.h"
 #include "kernels/ops.h"
@@ -184,7 +185,7 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
 }  // namespace
 
 PackedWeight::~PackedWeight() {
-  std::free(storage_);
+  free_weight_memory(storage_, bytes_);
   delete view_;
 }
 
@@ -303,9 +304,10 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
   int64_t bytes = 0;
   if (!plan_layout(w, kind, v.get(), bytes)) return out;
   check_weight(w, "pack");
-  auto* storage = static_cast<uint8_t*>(std::aligned_alloc(64, static_cast<std::size_t>((bytes + 63) / 64 * 64)));
+  uint8_t* const storage = allocate_weight_memory(bytes);  // zeroed
   if (storage == nullptr) throw Error("pack: out of memory");
-  std::memset(storage, 0, static_cast<std::size_t>(bytes));
+  out.storage_ = storage;  // freed by `out` should packing throw
+  out.bytes_ = bytes;
   const PackedView& pv = *v;
   if (kind == PackKind::Int8) {
     const int64_t weight_bytes = cpu::int8_weight_bytes(pv.bits);
@@ -400,8 +402,6 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
   }
   v->data = storage;
   out.view_ = v.release();
-  out.storage_ = storage;
-  out.bytes_ = bytes;
   return out;
 }
 
