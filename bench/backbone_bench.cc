@@ -1,5 +1,6 @@
 // Qwen3.5 backbone throughput: prefill tokens/s on a 512-token prompt (one 512-token chunk) and decode
-// tokens/s (one token per step, greedy, after a 512-token prompt), fp32 activations.
+// tokens/s (one token per step, greedy, after a 512-token prompt), fp32 activations; and one DeltaNet
+// layer's delta rule alone (BM_DeltaRule, no model needed: --benchmark_filter=DeltaRule).
 //
 // Model: the checkpoint folder in $VERDICT_BENCH_MODEL, else `verdict make-model --preset qwen35-0.8b
 // --seed 1` (BF16), generated on first use into <build>/bench-models/qwen35-0.8b-bf16-seed1
@@ -12,13 +13,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "core/heap.h"
 #include "kernels/thread_pool.h"
+#include "kernels/float_mode.h"
 #include "models/qwen35/backbone.h"
+#include "models/qwen35/delta_rule.h"
 #include "modelgen/generator.h"
 
 namespace {
@@ -109,6 +113,63 @@ void BM_Decode(benchmark::State& state) {
   state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["context"] = static_cast<double>(pool.length(slot));
 }
+
+// One DeltaNet layer's delta rule on one thread, qwen35-0.8b's shape (16 value heads, dk = dv = 128), over
+// `tokens` tokens: the chunked form for a prompt (tokens > 1), the recurrent one for a decode step.
+// Args: tokens; forget: 0 for slowly forgetting heads (g ∈ [−0.075, −0.025] per token), 1 for fast ones
+// (g ∈ [−3, −1.5]: within a chunk the decays e^(γ_t − γ_s) fall below fp32's normal range); flush: 1 runs
+// under kernels::FlushSubnormals, as Backbone::forward does. Reports the multiply-adds the chunked form's
+// products count (per chunk of c tokens and head: 2 c² dk for q·k and k·k, c² (dk + dv) / 2 for the
+// substitution, 3 c dk dv for W S, (e^γ Q) S and the state update, c² dv for P V') per second.
+void BM_DeltaRule(benchmark::State& state) {
+  using verdict::models::qwen35::DeltaRuleHead;
+  constexpr int64_t kHeads = 16, dk = 128, dv = 128;
+  const int64_t n = state.range(0);
+  const bool fast = state.range(1) != 0;
+  std::optional<verdict::kernels::FlushSubnormals> flush;
+  if (state.range(2) != 0) flush.emplace();
+  std::vector<float> q(n * dk), k(n * dk), v(n * dv), beta(n), g(n), out(n * dv), S(kHeads * dk * dv);
+  uint32_t x = 1;
+  auto unit = [&] { return static_cast<float>((x = x * 1664525u + 1013904223u) >> 8) / 16777216.0f; };
+  for (float& f : q) f = (unit() - 0.5f) * 0.1f;
+  for (float& f : k) f = (unit() - 0.5f) * 0.1f;
+  for (float& f : v) f = unit() - 0.5f;
+  for (float& f : beta) f = 0.25f + unit() * 0.5f;
+  for (float& f : g) f = fast ? -1.5f - 1.5f * unit() : -0.025f - 0.05f * unit();
+  for (auto _ : state) {
+    for (int64_t h = 0; h < kHeads; ++h) {
+      DeltaRuleHead head;
+      head.n = n;
+      head.dk = dk;
+      head.dv = dv;
+      head.q = q.data();
+      head.k = k.data();
+      head.v = v.data();
+      head.q_stride = head.k_stride = dk;
+      head.v_stride = dv;
+      head.beta = beta.data();
+      head.g = g.data();
+      head.gate_stride = 1;
+      head.out = out.data();
+      head.out_stride = dv;
+      float* s = S.data() + h * dk * dv;
+      if (n == 1) {
+        verdict::models::qwen35::delta_rule_recurrent(head, s);
+      } else {
+        verdict::models::qwen35::delta_rule_chunked(head, s);
+      }
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  const double c = static_cast<double>(std::min<int64_t>(n, verdict::models::qwen35::kDeltaRuleChunk));
+  const double per_chunk = 2 * c * c * dk + c * c * (dk + dv) / 2 + 3 * c * dk * dv + c * c * dv;
+  const double macs = n == 1 ? 3.0 * dk * dv : per_chunk * static_cast<double>(n) / c;
+  state.counters["GMACs"] = benchmark::Counter(macs * kHeads * static_cast<double>(state.iterations()) / 1e9,
+                                               benchmark::Counter::kIsRate);
+  state.counters["tokens/s"] =
+      benchmark::Counter(static_cast<double>(n * state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_DeltaRule)->ArgsProduct({{1, 512}, {0, 1}, {0, 1}})->Unit(benchmark::kMicrosecond);
 
 BENCHMARK(BM_Prefill512)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 BENCHMARK(BM_Decode)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(64);

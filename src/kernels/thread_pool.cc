@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "kernels/float_mode.h"
 
 namespace verdict::kernels {
 namespace {
@@ -82,6 +83,7 @@ ThreadPool::~ThreadPool() {
 
 void ThreadPool::work_on_current_job() {
   InsideTask guard;
+  set_float_mode(float_mode_);  // the starting thread's (a no-op on that thread itself)
   for (;;) {
     const int64_t i = next_.fetch_add(1, std::memory_order_relaxed);
     if (i >= count_) return;
@@ -129,6 +131,7 @@ void ThreadPool::run(int64_t n, TaskRef task) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     task_ = &task;
+    float_mode_ = float_mode();
     count_ = n;
     next_.store(0, std::memory_order_relaxed);
     error_ = nullptr;

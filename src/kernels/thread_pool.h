@@ -40,7 +40,8 @@ class ThreadPool {
 
   int size() const { return static_cast<int>(workers_.size()) + 1; }
 
-  // Runs task(i) for every i in [0, n), spread over the pool; returns when all are done.
+  // Runs task(i) for every i in [0, n), spread over the pool; returns when all are done. Every iteration
+  // runs under the calling thread's floating-point mode (float_mode.h).
   // The first exception thrown by a task is rethrown here (the remaining iterations are skipped).
   // Called from inside a task of any pool, the loop runs inline on the calling thread.
   void run(int64_t n, TaskRef task);
@@ -60,6 +61,7 @@ class ThreadPool {
   // `published_` and `active_workers_` before sleeping on the condition variables: a decode step runs
   // hundreds of short loops, and a futex wake-up per loop would cost more than the loop.
   TaskRef* task_ = nullptr;
+  uint32_t float_mode_ = 0;  // the caller's float_mode(), which the workers take on for the job
   int64_t count_ = 0;
   std::atomic<int64_t> next_{0};
   uint64_t generation_ = 0;

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <bit>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -11,10 +13,55 @@
 #include <vector>
 
 #include "core/error.h"
+#include "kernels/float_mode.h"
 #include "support/scoped_env.h"
 
 namespace verdict::kernels {
 namespace {
+
+// 2^−130 (subnormal in fp32) times 1: kept as it is normally, 0 with subnormals flushed.
+float times_one(float x) {
+  volatile float one = 1.0f;  // not folded at compile time
+  return x * one;
+}
+
+// The bit patterns of `values` that differ from `want`'s (bits, not ==: with DAZ a subnormal compares equal
+// to 0).
+int64_t bits_other_than(const std::vector<float>& values, float want) {
+  int64_t n = 0;
+  for (float v : values) n += std::bit_cast<uint32_t>(v) != std::bit_cast<uint32_t>(want);
+  return n;
+}
+
+// The workers run each iteration under the float mode of the thread that started the loop: one result per
+// iteration, all flushed inside FlushSubnormals and none outside, at every pool size.
+TEST(ThreadPool, IterationsRunUnderTheCallersFloatMode) {
+  const float tiny = std::ldexp(1.0f, -130);
+  ASSERT_EQ(std::fpclassify(tiny), FP_SUBNORMAL);
+  for (int threads : {1, 2, 4}) {
+    ThreadPool pool(threads);
+    const auto fill = [&](std::vector<float>& got) {
+      got.assign(256, -1.0f);
+      pool.run(static_cast<int64_t>(got.size()), [&](int64_t i) {
+        std::this_thread::sleep_for(std::chrono::microseconds(20));  // spread the iterations over the workers
+        got[static_cast<std::size_t>(i)] = times_one(tiny);
+      });
+    };
+    std::vector<float> flushed, kept;
+    float alone = -1.0f;
+    {
+      const FlushSubnormals flush;
+      EXPECT_TRUE(flushing_subnormals());
+      alone = times_one(tiny);
+      fill(flushed);
+    }
+    EXPECT_FALSE(flushing_subnormals());
+    fill(kept);
+    EXPECT_EQ(std::bit_cast<uint32_t>(alone), 0u);
+    EXPECT_EQ(bits_other_than(flushed, 0.0f), 0) << threads << " threads, inside the guard";
+    EXPECT_EQ(bits_other_than(kept, tiny), 0) << threads << " threads, after it";
+  }
+}
 
 TEST(ThreadPool, RunsEveryIndexOnce) {
   for (int threads : {1, 2, 4}) {

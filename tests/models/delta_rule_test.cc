@@ -4,10 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cfloat>
 #include <cmath>
 #include <random>
 #include <string>
 #include <vector>
+
+#include "kernels/float_mode.h"
 
 namespace verdict::models::qwen35 {
 namespace {
@@ -96,6 +99,32 @@ TEST(DeltaRule, ChunkedPrefillThenRecurrentDecodeEqualsOnePass) {
   for (int64_t t = 97; t < 150; ++t) delta_rule_recurrent(head_of(in, out_split, t, 1), s_split.data());
   EXPECT_LT(max_rel(out_split, out_one), 1e-5);
   EXPECT_LT(max_rel(s_split, s_one), 1e-5);
+}
+
+// Heads that forget fast (g from −3 to −1.5 per token: over a chunk the decays e^(γ_t − γ_s) fall far below
+// fp32's normal range) with subnormals flushed, as Backbone::forward runs the rule, against the recurrent
+// definition without: the flushed terms are below 2^−126 of the kept ones.
+TEST(DeltaRule, ChunkedWithSubnormalsFlushedEqualsRecurrent) {
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  for (int64_t n : {64, 200}) {
+    Inputs in = random_inputs(rng, n, 128, 128);
+    double gamma = 0.0;
+    for (float& g : in.g) gamma += g = -1.5f - 1.5f * unit(rng);
+    ASSERT_LT(std::exp(gamma * 64.0 / double(n)), double(FLT_MIN)) << "the decays must underflow within a chunk";
+    std::vector<float> out_rec, out_chunk;
+    std::vector<float> s_rec = in.state, s_chunk = in.state;
+    ASSERT_FALSE(kernels::flushing_subnormals());
+    delta_rule_recurrent(head_of(in, out_rec, 0, n), s_rec.data());
+    {
+      const kernels::FlushSubnormals flush;
+      ASSERT_TRUE(kernels::flushing_subnormals());
+      delta_rule_chunked(head_of(in, out_chunk, 0, n), s_chunk.data());
+    }
+    EXPECT_FALSE(kernels::flushing_subnormals());
+    EXPECT_LT(max_rel(out_chunk, out_rec), 1e-5) << "n=" << n << " outputs";
+    EXPECT_LT(max_rel(s_chunk, s_rec), 1e-5) << "n=" << n << " final state";
+  }
 }
 
 // One token by hand: S ← e^g S; u = β (v − Sᵀk); S += k uᵀ; o = Sᵀq (dk = dv = 1).

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "formats/gguf_qwen35.h"
 #include "formats/hf_config.h"
+#include "kernels/float_mode.h"
 #include "kernels/ops.h"
 #include "kernels/thread_pool.h"
 #include "models/qwen35/batch.h"
@@ -51,6 +52,9 @@ Backbone::Backbone(Config config, std::unique_ptr<Weights> weights, LoadOptions 
     : config_(std::move(config)), weights_(std::move(weights)), options_(options) {}
 
 ForwardOutput Backbone::forward(SeqStatePool& pool, std::span<const SequenceInput> batch) const {
+  // Subnormal numbers flushed to zero for the whole step, on every thread it uses (float_mode.h): the
+  // chunked DeltaNet rule's decays underflow fp32's normal range, and each subnormal costs an assist.
+  const kernels::FlushSubnormals flush;
   const Config& c = config_;
   const int64_t H = c.hidden;
 
