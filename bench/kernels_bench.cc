@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/heap.h"
 #include "kernels/isa.h"
 #include "kernels/ops.h"
 #include "kernels/thread_pool.h"
@@ -383,12 +384,13 @@ __attribute__((target("avx2"))) uint64_t read_avx2(const uint8_t* p, int64_t byt
   return lanes[0] + lanes[1] + lanes[2] + lanes[3];
 }
 
-// Reads `bytes` (rounded up to 256) per call from a buffer of max(kColdBytes, bytes), at a rotating offset.
+// Reads `bytes` (rounded up to 256) per call from a buffer of max(kColdBytes, bytes), at a rotating offset; the
+// buffer is allocated as packed weights are (allocate_weight_memory: 2 MiB pages where the kernel grants them).
 class ColdReader {
  public:
   explicit ColdReader(int64_t bytes)
       : chunk_((bytes + 255) / 256 * 256), size_(std::max(kColdBytes, chunk_)),
-        data_(static_cast<uint8_t*>(std::aligned_alloc(64, static_cast<std::size_t>(size_))), &std::free) {
+        data_(verdict::allocate_weight_memory(size_), Free{size_}) {
     std::memset(data_.get(), 1, static_cast<std::size_t>(size_));
   }
   // Seconds for `threads` threads to read the next chunk, each a contiguous share.
@@ -412,7 +414,11 @@ class ColdReader {
 
  private:
   int64_t chunk_, size_, offset_ = 0;
-  std::unique_ptr<uint8_t, decltype(&std::free)> data_;
+  struct Free {
+    int64_t bytes;
+    void operator()(uint8_t* p) const { verdict::free_weight_memory(p, bytes); }
+  };
+  std::unique_ptr<uint8_t, Free> data_;  // memory of the packed weights' kind (huge pages)
 };
 
 // Args: MiB, threads.

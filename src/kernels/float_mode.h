@@ -1,12 +1,12 @@
 // How the CPU treats subnormal floating-point numbers (|x| < 2^−126 in fp32), per thread.
 //
-// A subnormal operand or result costs Intel and AMD cores a microcode assist, on the order of a hundred
-// cycles, where a normal fused multiply-add costs one. The chunked DeltaNet rule multiplies by decays
-// e^(γ_t − γ_s) that fall below fp32's normal range wherever a head forgets quickly (γ drops by ~1.5 per
-// token: 64 tokens take it to e^−96), so its products were mostly assists on the benchmark models: with
-// subnormals flushed, qwen35-0.8b pp512 went from 298–338 to 508–702 tok/s on the AMX Xeon
-// (docs/performance.md, "Subnormal numbers"). A subnormal term is below 2^−126 of a normal one, so flushing
-// it changes a sum only when the sum itself is subnormal.
+// On Intel cores a subnormal operand or result of a vector multiply-add takes a microcode assist, on the
+// order of a hundred cycles where the operation takes one. The chunked DeltaNet rule multiplies by decays
+// e^(γ_t − γ_s) that fall below fp32's normal range wherever a head forgets quickly (γ dropping by 1.5 per
+// token reaches e^−96 within a 64-token chunk), so on the benchmark models most of its products were
+// assists: with subnormals flushed, qwen35-0.8b pp512 went from 298–338 to 515–706 tok/s on an AMX Xeon
+// (docs/performance.md, "Subnormal numbers"). A subnormal term is below 2^−126 of a normal one, so
+// flushing it changes a sum only where the sum itself is that small.
 //
 // FlushSubnormals switches the calling thread to flush-to-zero (subnormal results become ±0) and
 // denormals-are-zero (subnormal operands read as ±0), x86's MXCSR FTZ and DAZ bits, for the guard's
