@@ -327,6 +327,14 @@ void axpy(int64_t n, float a, const float* x, float* y);       // y += a · x
 void scale(int64_t n, float a, float* x);                      // x *= a
 void mul_acc(int64_t n, const float* a, const float* b, float* y);  // y += a ⊙ b (product rounded, then sum)
 
+// One token of the gated delta rule on one head's state S (dk × dv, row-major; single-threaded):
+// S ← decay·S; m = Sᵀk; u = β (v − m); S ← S + k uᵀ; o = Sᵀq (o: dv values, overwritten). Every ISA computes
+// exactly the sequence m = 0, then scale(dv, decay, S_i) and axpy(dv, k_i, S_i, m) for i = 0 … dk − 1,
+// u_e = β · (v_e − m_e), o = 0, then axpy(dv, k_i, u, S_i) and axpy(dv, q_i, S_i, o) for i = 0 … dk − 1, with
+// its own scale and axpy: the SIMD versions in one sweep per pass over column blocks held in registers.
+void delta_rule_token(int64_t dk, int64_t dv, float decay, float beta, const float* q, const float* k,
+                      const float* v, float* S, float* o);
+
 // y[i] = silu(x[i]) · m[i] = x[i] / (1 + e^−x[i]) · m[i] (m = nullptr: · 1); y may alias x or m. SIMD
 // versions use exp_shifted's polynomial; the scalar version is std::exp. Single-threaded.
 void silu_mul(int64_t n, const float* x, const float* m, float* y);

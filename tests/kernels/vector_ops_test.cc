@@ -123,6 +123,56 @@ TEST(VectorOps, MulAccMatchesTheTwinBitForBit) {
   }
 }
 
+// One token of the delta rule on every ISA: bit for bit the sequence of that ISA's own scale and axpy calls
+// that ops.h defines it as (so the recurrent rule did not change), on column counts with and without a
+// partial vector and one block or several; S's guard element past the end stays untouched. And within
+// fp32 rounding of the same sequence on the scalar twins (double-precision sums).
+TEST(VectorOps, DeltaRuleTokenIsTheScaleAndAxpySequenceBitForBit) {
+  std::mt19937 rng(17);
+  for (Isa isa : supported_isas()) {
+    IsaScope scope(isa);
+    for (int64_t dk : {1, 5, 128})
+      for (int64_t dv : {1, 7, 16, 33, 64, 100, 128, 130}) {
+        const auto q = random_floats(rng, dk), k = random_floats(rng, dk), v = random_floats(rng, dv);
+        const float decay = 0.9f, beta = 0.6f;
+        auto S = random_floats(rng, dk * dv);
+        auto want_S = S, twin_S = S;
+        std::vector<float> m(static_cast<std::size_t>(dv), 0.0f), want_o(static_cast<std::size_t>(dv), 0.0f);
+        std::vector<float> twin_m = m, twin_o = want_o;
+        for (int64_t i = 0; i < dk; ++i) {
+          scale(dv, decay, want_S.data() + i * dv);
+          axpy(dv, k[i], want_S.data() + i * dv, m.data());
+          ref::scale(dv, decay, twin_S.data() + i * dv);
+          ref::axpy(dv, k[i], twin_S.data() + i * dv, twin_m.data());
+        }
+        for (int64_t e = 0; e < dv; ++e) {
+          m[e] = beta * (v[e] - m[e]);
+          twin_m[e] = beta * (v[e] - twin_m[e]);
+        }
+        for (int64_t i = 0; i < dk; ++i) {
+          axpy(dv, k[i], m.data(), want_S.data() + i * dv);
+          axpy(dv, q[i], want_S.data() + i * dv, want_o.data());
+          ref::axpy(dv, k[i], twin_m.data(), twin_S.data() + i * dv);
+          ref::axpy(dv, q[i], twin_S.data() + i * dv, twin_o.data());
+        }
+        std::vector<float> o(static_cast<std::size_t>(dv) + 1, 42.0f);
+        S.push_back(42.0f);
+        delta_rule_token(dk, dv, decay, beta, q.data(), k.data(), v.data(), S.data(), o.data());
+        const std::string what = std::string(isa_name(isa)) + " dk=" + std::to_string(dk) + " dv=" + std::to_string(dv);
+        for (int64_t i = 0; i < dk * dv; ++i) {
+          ASSERT_EQ(S[i], want_S[i]) << what << " S[" << i << "]";
+          ASSERT_NEAR(S[i], twin_S[i], 1e-5f) << what;
+        }
+        for (int64_t e = 0; e < dv; ++e) {
+          ASSERT_EQ(o[e], want_o[e]) << what << " o[" << e << "]";
+          ASSERT_NEAR(o[e], twin_o[e], 1e-4f) << what;
+        }
+        EXPECT_EQ(S[dk * dv], 42.0f) << what;
+        EXPECT_EQ(o[dv], 42.0f) << what;
+      }
+  }
+}
+
 TEST(VectorOps, AxpyAndScaleMatchReference) {
   std::mt19937 rng(12);
   for (Isa isa : supported_isas()) {

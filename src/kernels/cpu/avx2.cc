@@ -1031,6 +1031,57 @@ void fma16_tile_avx2(const PackedView& w, const float* x, int64_t t0, int64_t t1
   }
 }
 
+// ops.h's delta_rule_token over columns [e0, e0 + 8·(NV − 1) + the lanes of `last`), as the AVX-512 version:
+// m, u and o of 32 columns in 12 of the 16 ymm registers. Per element the operations of scale_avx2 and
+// axpy_avx2 (masked lanes load 0 and are never stored).
+template <int NV>
+void delta_block_avx2(int64_t dk, int64_t dv, int64_t e0, __m256i last, float decay, float beta, const float* q,
+                      const float* k, const float* v, float* S, float* o) {
+  const __m256 dec = _mm256_set1_ps(decay);
+  const __m256i all = _mm256_set1_epi32(-1);
+  __m256 m[NV], u[NV], acc[NV];
+#pragma GCC unroll 4
+  for (int j = 0; j < NV; ++j) m[j] = acc[j] = _mm256_setzero_ps();
+  const auto mask = [&](int j) { return j == NV - 1 ? last : all; };
+  for (int64_t i = 0; i < dk; ++i) {
+    float* row = S + i * dv + e0;
+    const __m256 ki = _mm256_set1_ps(k[i]);
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) {
+      const __m256 s = _mm256_mul_ps(dec, _mm256_maskload_ps(row + kLanes * j, mask(j)));
+      _mm256_maskstore_ps(row + kLanes * j, mask(j), s);
+      m[j] = _mm256_fmadd_ps(ki, s, m[j]);
+    }
+  }
+  const __m256 bv = _mm256_set1_ps(beta);
+#pragma GCC unroll 4
+  for (int j = 0; j < NV; ++j)
+    u[j] = _mm256_mul_ps(bv, _mm256_sub_ps(_mm256_maskload_ps(v + e0 + kLanes * j, mask(j)), m[j]));
+  for (int64_t i = 0; i < dk; ++i) {
+    float* row = S + i * dv + e0;
+    const __m256 ki = _mm256_set1_ps(k[i]), qi = _mm256_set1_ps(q[i]);
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) {
+      const __m256 s = _mm256_fmadd_ps(ki, u[j], _mm256_maskload_ps(row + kLanes * j, mask(j)));
+      _mm256_maskstore_ps(row + kLanes * j, mask(j), s);
+      acc[j] = _mm256_fmadd_ps(qi, s, acc[j]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int j = 0; j < NV; ++j) _mm256_maskstore_ps(o + e0 + kLanes * j, mask(j), acc[j]);
+}
+
+void delta_rule_token_avx2(int64_t dk, int64_t dv, float decay, float beta, const float* q, const float* k,
+                           const float* v, float* S, float* o) {
+  constexpr int64_t kBlock = 4 * kLanes;
+  for (int64_t e0 = 0; e0 < dv; e0 += kBlock) {
+    const int64_t cols = dv - e0 < kBlock ? dv - e0 : kBlock;
+    const int64_t vectors = (cols + kLanes - 1) / kLanes;
+    const __m256i last = lane_mask(cols - kLanes * (vectors - 1));
+    with_count(vectors, [&]<int NV>() { delta_block_avx2<NV>(dk, dv, e0, last, decay, beta, q, k, v, S, o); });
+  }
+}
+
 }  // namespace
 
 const KernelTable& avx2_table() {
@@ -1040,7 +1091,7 @@ const KernelTable& avx2_table() {
                                  quantize_rows_avx2,    quantize_rows_super_avx2,
                                  int8_tile_avx2,     bf16_rows_generic,   bf16_tile_generic,
                                  fma16_tile_avx2,    silu_mul_avx2,       sum_squares_avx2,
-                                 softmax_avx2,       mul_acc_avx2};
+                                 softmax_avx2,       mul_acc_avx2,        delta_rule_token_avx2};
   return table;
 }
 

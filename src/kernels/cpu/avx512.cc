@@ -496,6 +496,56 @@ void fma16_tile_avx512(const PackedView& w, const float* x, int64_t t0, int64_t 
   }
 }
 
+// ops.h's delta_rule_token over columns [e0, e0 + 16·(NV − 1) + popcount(last)): the column block's m, u and o
+// stay in registers, so each pass reads and writes its part of every row of S once (128 rows × 64 columns
+// are 32 KiB: the second pass finds them in L1). Per element the operations of scale_avx512 and axpy_avx512.
+template <int NV>
+void delta_block_avx512(int64_t dk, int64_t dv, int64_t e0, __mmask16 last, float decay, float beta,
+                        const float* q, const float* k, const float* v, float* S, float* o) {
+  const __m512 dec = _mm512_set1_ps(decay);
+  __m512 m[NV], u[NV], acc[NV];
+#pragma GCC unroll 4
+  for (int j = 0; j < NV; ++j) m[j] = acc[j] = _mm512_setzero_ps();
+  const auto mask = [&](int j) { return j == NV - 1 ? last : static_cast<__mmask16>(0xFFFF); };
+  for (int64_t i = 0; i < dk; ++i) {
+    float* row = S + i * dv + e0;
+    const __m512 ki = _mm512_set1_ps(k[i]);
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) {
+      const __m512 s = _mm512_mul_ps(dec, _mm512_maskz_loadu_ps(mask(j), row + kLanes * j));
+      _mm512_mask_storeu_ps(row + kLanes * j, mask(j), s);
+      m[j] = _mm512_fmadd_ps(ki, s, m[j]);
+    }
+  }
+  const __m512 bv = _mm512_set1_ps(beta);
+#pragma GCC unroll 4
+  for (int j = 0; j < NV; ++j)
+    u[j] = _mm512_mul_ps(bv, _mm512_sub_ps(_mm512_maskz_loadu_ps(mask(j), v + e0 + kLanes * j), m[j]));
+  for (int64_t i = 0; i < dk; ++i) {
+    float* row = S + i * dv + e0;
+    const __m512 ki = _mm512_set1_ps(k[i]), qi = _mm512_set1_ps(q[i]);
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) {
+      const __m512 s = _mm512_fmadd_ps(ki, u[j], _mm512_maskz_loadu_ps(mask(j), row + kLanes * j));
+      _mm512_mask_storeu_ps(row + kLanes * j, mask(j), s);
+      acc[j] = _mm512_fmadd_ps(qi, s, acc[j]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int j = 0; j < NV; ++j) _mm512_mask_storeu_ps(o + e0 + kLanes * j, mask(j), acc[j]);
+}
+
+void delta_rule_token_avx512(int64_t dk, int64_t dv, float decay, float beta, const float* q, const float* k,
+                             const float* v, float* S, float* o) {
+  constexpr int64_t kBlock = 4 * kLanes;
+  for (int64_t e0 = 0; e0 < dv; e0 += kBlock) {
+    const int64_t cols = dv - e0 < kBlock ? dv - e0 : kBlock;
+    const int64_t vectors = (cols + kLanes - 1) / kLanes;
+    const __mmask16 last = tail_mask(cols - kLanes * (vectors - 1));
+    with_count(vectors, [&]<int NV>() { delta_block_avx512<NV>(dk, dv, e0, last, decay, beta, q, k, v, S, o); });
+  }
+}
+
 }  // namespace
 
 const KernelTable& avx512_table() {
@@ -505,7 +555,7 @@ const KernelTable& avx512_table() {
                                  quantize_rows_avx512,  quantize_rows_super_avx512,
                                  int8_tile_generic,    bf16_rows_avx512,      bf16_tile_generic,
                                  fma16_tile_avx512,    silu_mul_avx512,       sum_squares_avx512,
-                                 softmax_avx512,       mul_acc_avx512};
+                                 softmax_avx512,       mul_acc_avx512,        delta_rule_token_avx512};
   return table;
 }
 

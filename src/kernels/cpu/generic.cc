@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "core/dtype.h"
 #include "kernels/cpu/kernel_table.h"
@@ -458,6 +459,25 @@ void fma16_tile_generic(const PackedView& w, const float* x, int64_t t0, int64_t
   }
 }
 
+// The definition itself: the scalar scale and axpy in ops.h's sequence.
+void delta_rule_token_generic(int64_t dk, int64_t dv, float decay, float beta, const float* q, const float* k,
+                              const float* v, float* S, float* o) {
+  thread_local std::vector<float> scratch;
+  if (static_cast<int64_t>(scratch.size()) < dv) scratch.resize(static_cast<std::size_t>(dv));
+  float* u = scratch.data();
+  std::fill_n(u, dv, 0.0f);
+  for (int64_t i = 0; i < dk; ++i) {
+    scale_generic(dv, decay, S + i * dv);
+    axpy_generic(dv, k[i], S + i * dv, u);
+  }
+  for (int64_t e = 0; e < dv; ++e) u[e] = beta * (v[e] - u[e]);
+  std::fill_n(o, dv, 0.0f);
+  for (int64_t i = 0; i < dk; ++i) {
+    axpy_generic(dv, k[i], u, S + i * dv);
+    axpy_generic(dv, q[i], S + i * dv, o);
+  }
+}
+
 const KernelTable& generic_table() {
   static const KernelTable table{matmul_tile_generic, dequantize_row_generic, dot_generic,
                                  axpy_generic,        scale_generic,          exp_shifted_generic,
@@ -465,7 +485,7 @@ const KernelTable& generic_table() {
                                  quantize_rows_generic, quantize_rows_super_generic,
                                  int8_tile_generic,   bf16_rows_generic,      bf16_tile_generic,
                                  fma16_tile_generic,  silu_mul_generic,       sum_squares_generic,
-                                 softmax_generic,     mul_acc_generic};
+                                 softmax_generic,     mul_acc_generic,        delta_rule_token_generic};
   return table;
 }
 

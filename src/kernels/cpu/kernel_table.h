@@ -295,6 +295,9 @@ struct KernelTable {
   double (*sum_squares)(const float* x, int64_t n);
   void (*softmax)(int64_t n, float scale, float* x);
   void (*mul_acc)(int64_t n, const float* a, const float* b, float* y);
+  // ops.h's delta_rule_token: each table's result is the sequence of its own scale and axpy calls there.
+  void (*delta_rule_token)(int64_t dk, int64_t dv, float decay, float beta, const float* q, const float* k,
+                           const float* v, float* S, float* o);
 };
 
 const KernelTable& generic_table();

@@ -112,28 +112,11 @@ void chunk_step(const DeltaRuleHead& h, int64_t t0, int64_t c, float* S, ChunkSc
 }  // namespace
 
 void delta_rule_recurrent(const DeltaRuleHead& h, float* S) {
-  thread_local std::vector<float> scratch;
-  float* u = sized(scratch, h.dv);
-  const int64_t dk = h.dk, dv = h.dv;
   for (int64_t t = 0; t < h.n; ++t) {
-    const float* q = h.q + t * h.q_stride;
-    const float* k = h.k + t * h.k_stride;
-    const float* v = h.v + t * h.v_stride;
-    const float beta = h.beta[t * h.gate_stride];
-    const float decay = std::exp(h.g[t * h.gate_stride]);
-    float* o = h.out + t * h.out_stride;
-    // Row by row, so that each row of S is read twice per token, not four times.
-    std::fill_n(u, dv, 0.0f);
-    for (int64_t i = 0; i < dk; ++i) {
-      kernels::scale(dv, decay, S + i * dv);  // S ← e^g S
-      axpy(dv, k[i], S + i * dv, u);           // m = Sᵀk
-    }
-    for (int64_t e = 0; e < dv; ++e) u[e] = beta * (v[e] - u[e]);  // u = β (v − m)
-    std::fill_n(o, dv, 0.0f);
-    for (int64_t i = 0; i < dk; ++i) {
-      axpy(dv, k[i], u, S + i * dv);  // S += k uᵀ
-      axpy(dv, q[i], S + i * dv, o);  // o = Sᵀq
-    }
+    // S ← e^g S; u = β (v − Sᵀk); S += k uᵀ; o = Sᵀq, each row of S read twice per token (ops.h).
+    kernels::delta_rule_token(h.dk, h.dv, std::exp(h.g[t * h.gate_stride]), h.beta[t * h.gate_stride],
+                              h.q + t * h.q_stride, h.k + t * h.k_stride, h.v + t * h.v_stride, S,
+                              h.out + t * h.out_stride);
   }
 }
 
