@@ -304,7 +304,7 @@ void bf16_tiles(const PackedView& w, const uint16_t* xb, int64_t t, int64_t t1, 
   if constexpr (G == 2 && P == 2) _tile_zero(3);
   // Decoding (a few tokens): the tile unit idles on the weight stream, so each panel's next-but-one KiB is
   // prefetched into L2 (qwen35-0.8b BF16 decode +8 %; 4 KiB ahead gained nothing; docs/performance.md,
-  // "Decode and huge pages").
+  // "Decode: prefetches and huge pages").
   const bool stream = G == 1 && t1 - t <= kBf16PrefetchTokens;
   for (int64_t c = 0; c < w.cols_padded; c += kBf16Step) {
     if (stream) {
