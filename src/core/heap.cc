@@ -26,10 +26,16 @@ constexpr std::uintptr_t kHugePage = 2 << 20;
 
 std::uintptr_t round_up(std::uintptr_t v, std::uintptr_t to) { return (v + to - 1) / to * to; }
 
+// The bytes a block of `bytes` occupies: whole 64-byte lines, and for a mapping whole pages.
+std::uintptr_t block_bytes(int64_t bytes) {
+  const auto n = round_up(static_cast<std::uintptr_t>(bytes < 1 ? 1 : bytes), 64);
+  return bytes < kWeightMappingBytes ? n : round_up(n, kPage);
+}
+
 }  // namespace
 
 uint8_t* allocate_weight_memory(int64_t bytes) {
-  const auto n = round_up(static_cast<std::uintptr_t>(bytes < 1 ? 1 : bytes), 64);
+  const std::uintptr_t n = block_bytes(bytes);
   static const bool huge_pages = [] {
     const char* e = std::getenv("VERDICT_HUGE_PAGES");
     return e == nullptr || std::strcmp(e, "0") != 0;
@@ -40,16 +46,15 @@ uint8_t* allocate_weight_memory(int64_t bytes) {
     return p;
   }
   // Map a huge page more than needed, then unmap the unaligned head and the tail (anonymous pages are zero).
-  const std::uintptr_t len = round_up(n, kPage);
-  void* raw = ::mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* raw = ::mmap(nullptr, n + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) return nullptr;
   const auto first = reinterpret_cast<std::uintptr_t>(raw);
   const std::uintptr_t start = round_up(first, kHugePage);
   if (start > first) ::munmap(raw, start - first);
-  const std::uintptr_t end = first + len + kHugePage;
-  if (end > start + len) ::munmap(reinterpret_cast<void*>(start + len), end - (start + len));
+  const std::uintptr_t end = first + n + kHugePage;
+  if (end > start + n) ::munmap(reinterpret_cast<void*>(start + n), end - (start + n));
 #if defined(MADV_HUGEPAGE)
-  if (huge_pages) (void)::madvise(reinterpret_cast<void*>(start), len, MADV_HUGEPAGE);  // advice only
+  if (huge_pages) (void)::madvise(reinterpret_cast<void*>(start), n, MADV_HUGEPAGE);  // advice only
 #endif
   return reinterpret_cast<uint8_t*>(start);
 }
@@ -60,7 +65,7 @@ void free_weight_memory(uint8_t* p, int64_t bytes) {
     std::free(p);
     return;
   }
-  ::munmap(p, round_up(round_up(static_cast<std::uintptr_t>(bytes), 64), kPage));
+  ::munmap(p, block_bytes(bytes));
 }
 
 }  // namespace verdict
