@@ -1,5 +1,5 @@
 // Register-only AVX2 peak loops for kernels_bench: the instructions of the AVX2 Int8 kernel
-// (src/kernels/cpu/avx2.cc) without memory traffic, in inline asm (see kernel_peak_avx512.cc for why).
+// (src/kernels/cpu/avx2.cc) without memory traffic, in inline asm (see src/kernels/cpu/peak_avx512.cc for why).
 // Each round runs 24 independent groups; `iters` rounds.
 //  * maddubs_madd_peak: vpmaddubsw (32 u8 × s8 products summed in pairs to int16) → vpmaddwd with ones
 //    (pairs summed again to int32) → vpaddd into one of 6 accumulators: the 8-bit weights' sequence,

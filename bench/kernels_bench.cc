@@ -1,6 +1,6 @@
 // Prefill GEMM throughput of every weight type at the qwen35-0.8b shapes (hidden 1024, intermediate 3584;
 // DeltaNet in_proj_qkv 6144 × 1024) with n = 512 tokens, 1 and 2 threads, plus the machine's peaks:
-// register-only loops of independent vpdpbusd / vdpbf16ps / vfmadd231ps chains (kernel_peak_avx512.cc).
+// register-only loops of independent vpdpbusd / vdpbf16ps / vfmadd231ps chains (kernels/peak.h).
 //
 // Counters: GOPS = 2 · rows · cols · n / time (one multiply-add = 2 operations, whatever the type), and
 // for the peaks the same count per instruction (vpdpbusd zmm = 64 int8 multiply-adds = 128 ops,
@@ -33,12 +33,13 @@
 #include "core/heap.h"
 #include "kernels/isa.h"
 #include "kernels/ops.h"
+#include "kernels/peak.h"
 #include "kernels/thread_pool.h"
 
 namespace verdict::bench {
-void vpdpbusd_peak(int64_t iters);
-void vdpbf16ps_peak(int64_t iters);
-void vfmadd_peak(int64_t iters);
+using kernels::vdpbf16ps_peak;  // kernels/peak.h
+using kernels::vfmadd_peak;
+using kernels::vpdpbusd_peak;
 void maddubs_madd_peak(int64_t iters);  // kernel_peak_avx2.cc
 void maddubs_peak(int64_t iters);
 void vfmadd_ymm_peak(int64_t iters);
@@ -138,7 +139,12 @@ const char* kind_name(int k) {
 }
 
 // Kinds whose matmul runs fp32 fused multiply-adds (F16: packed, converted in the kernel), whose peak is vfmadd's.
-bool fp32_kind(int kind) { return kind == kF32 || kind == kBf16Fp32Act || kind == kF16 || kind == kBf16Fma; }
+// BF16 records on vfmadd231ps too where bf16_products() says so and the AMX tiles are off (isa.h).
+bool fp32_kind(int kind) {
+  if (kind == kBf16)
+    return kernels::bf16_products() == kernels::Bf16Products::Fma && !kernels::amx_enabled();
+  return kind == kF32 || kind == kBf16Fp32Act || kind == kF16 || kind == kBf16Fma;
+}
 
 // The packed form of a kind (None: kF32 and kBf16Fp32Act run on the unpacked rows).
 PackKind pack_kind(int kind) {

@@ -20,6 +20,7 @@ namespace verdict::kernels {
 namespace {
 
 using testing::AmxScope;
+using testing::Bf16ProductsScope;
 using testing::IsaScope;
 using testing::kGgmlIq4Values;
 using testing::make_weight;
@@ -588,18 +589,38 @@ TEST(PackedInt8, ActivationScaleHasHalfPrecisionAndFloatRange) {
   }
 }
 
+// A packed type: its weight type (MLX: bits and group size) and packed form.
+struct PackCase {
+  WeightType type;
+  int bits, group_size;
+  PackKind kind;
+};
+
+// A random matrix of a PackCase and its packed form (packed.pack set).
+struct PackedSetup {
+  testing::RandomWeight w;
+  PackedWeight p;
+  WeightMatrix packed;
+};
+
+PackedSetup packed_setup(std::mt19937& rng, const PackCase& k, int64_t rows, int64_t cols) {
+  PackedSetup m{make_weight(rng, k.type, rows, cols, k.bits, k.group_size), {}, {}};
+  m.p = pack(m.w.view, k.kind);
+  m.packed = m.w.view;
+  m.packed.pack = m.p.view();
+  return m;
+}
+
 TEST(PackedBf16, MatchesTwinOnEveryIsa) {
   struct Case {
     int64_t rows, cols, n;
   };
   const Case cases[] = {{1, 2, 1}, {5, 37, 3}, {16, 64, 6}, {33, 130, 7}, {70, 96, 25}, {17, 1024, 13}};
   std::mt19937 rng(22);
+  Bf16ProductsScope dot(Bf16Products::Dot);  // the Fma products: PackedBf16.FmaProductsAreTheFmaTwinBitForBit
   for (const Case& k : cases) {
-    auto w = make_weight(rng, WeightType::BF16, k.rows, k.cols);
-    PackedWeight p = pack(w.view, PackKind::Bf16);
+    const auto [w, p, packed] = packed_setup(rng, {WeightType::BF16, 0, 0, PackKind::Bf16}, k.rows, k.cols);
     ASSERT_NE(p.view(), nullptr);
-    WeightMatrix packed = w.view;
-    packed.pack = p.view();
     auto x = random_floats(rng, k.n * k.cols);
     std::vector<float> twin(static_cast<std::size_t>(k.n * k.rows));
     ref::matmul_bf16(w.view, x.data(), k.n, twin.data());
@@ -615,6 +636,39 @@ TEST(PackedBf16, MatchesTwinOnEveryIsa) {
           const std::size_t at = static_cast<std::size_t>(t * k.rows + r);
           ASSERT_NEAR(y[at], twin[at], tol) << isa_name(isa) << " " << k.rows << "x" << k.cols << " row " << r;
         }
+    }
+  }
+}
+
+// Bf16 records with Bf16Products::Fma (CPUs whose vdpbf16ps is slower than two FMAs, AMX off): the AVX-512 tile
+// gives ref::matmul_fma's chain bit for bit, fp32 activations and all (odd columns: the last pair's second half
+// is padding; rows around the 16-row panels and the 2-panel tile, n around the 12- and 6-token tiles and the
+// decode sizes), and so does every split of the tokens.
+TEST(PackedBf16, FmaProductsAreTheFmaTwinBitForBit) {
+  if (!isa_supported(Isa::Avx512) || !__builtin_cpu_supports("avx512bf16")) GTEST_SKIP() << "needs AVX-512 BF16";
+  IsaScope isa(Isa::Avx512);
+  AmxScope amx(false);
+  Bf16ProductsScope fma(Bf16Products::Fma);
+  struct Case {
+    int64_t rows, cols, n;
+  };
+  const Case cases[] = {{1, 1, 1},   {5, 37, 3},   {16, 64, 12}, {33, 130, 19}, {70, 95, 25},
+                        {17, 1024, 13}, {48, 3, 6}, {200, 33, 2}, {31, 257, 100}};
+  std::mt19937 rng(29);
+  for (const Case& k : cases) {
+    const auto [w, p, packed] = packed_setup(rng, {WeightType::BF16, 0, 0, PackKind::Bf16}, k.rows, k.cols);
+    ASSERT_NE(p.view(), nullptr);
+    auto x = random_floats(rng, k.n * k.cols);
+    std::vector<float> twin(static_cast<std::size_t>(k.n * k.rows));
+    ref::matmul_fma(w.view, x.data(), k.n, twin.data());
+    const std::vector<float> y = run(packed, x, k.n);
+    ASSERT_EQ(0, std::memcmp(y.data(), twin.data(), y.size() * sizeof(float)))
+        << k.rows << "x" << k.cols << " n=" << k.n;
+    for (int64_t t = 0; t < k.n; ++t) {
+      const std::vector<float> one(x.begin() + t * k.cols, x.begin() + (t + 1) * k.cols);
+      const std::vector<float> alone = run(packed, one, 1);
+      ASSERT_EQ(0, std::memcmp(alone.data(), twin.data() + t * k.rows, alone.size() * sizeof(float)))
+          << k.rows << "x" << k.cols << " token " << t;
     }
   }
 }
@@ -661,11 +715,6 @@ TEST(PackedFma16, MatchesTwinBitForBitOnEveryIsa) {
 }
 
 // Every packed type (MLX in its three widths), for the tests of batch and thread independence.
-struct PackCase {
-  WeightType type;
-  int bits, group_size;
-  PackKind kind;
-};
 const PackCase kPackCases[] = {{WeightType::Q8_0, 0, 0, PackKind::Int8},
                                {WeightType::Q4_0, 0, 0, PackKind::Int8},
                                {WeightType::Q4_K, 0, 0, PackKind::Int8},
@@ -685,20 +734,6 @@ const PackCase kPackCases[] = {{WeightType::Q8_0, 0, 0, PackKind::Int8},
                                {WeightType::F16, 0, 0, PackKind::F16},
                                {WeightType::BF16, 0, 0, PackKind::Bf16Fma}};
 
-// A random matrix of a PackCase and its packed form (packed.pack set).
-struct PackedSetup {
-  testing::RandomWeight w;
-  PackedWeight p;
-  WeightMatrix packed;
-};
-
-PackedSetup packed_setup(std::mt19937& rng, const PackCase& k, int64_t rows, int64_t cols) {
-  PackedSetup m{make_weight(rng, k.type, rows, cols, k.bits, k.group_size), {}, {}};
-  m.p = pack(m.w.view, k.kind);
-  m.packed = m.w.view;
-  m.packed.pack = m.p.view();
-  return m;
-}
 
 // Results of a row never depend on which other tokens share the call, nor on the thread count.
 TEST(Packed, RowsAreIndependentOfBatchAndThreads) {

@@ -52,6 +52,18 @@ class AmxScope {
   bool saved_;
 };
 
+// Switches bf16_products() (isa.h), restoring it at scope exit.
+class Bf16ProductsScope {
+ public:
+  explicit Bf16ProductsScope(Bf16Products p) : saved_(bf16_products()) { set_bf16_products(p); }
+  ~Bf16ProductsScope() { set_bf16_products(saved_); }
+  Bf16ProductsScope(const Bf16ProductsScope&) = delete;
+  Bf16ProductsScope& operator=(const Bf16ProductsScope&) = delete;
+
+ private:
+  Bf16Products saved_;
+};
+
 inline std::vector<float> random_floats(std::mt19937& rng, int64_t n, float lo = -1.0f, float hi = 1.0f) {
   std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<float> v(static_cast<std::size_t>(n));

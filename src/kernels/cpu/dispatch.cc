@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include "kernels/cpu/kernel_table.h"
 #include "kernels/isa.h"
 #include "kernels/ops.h"
+#include "kernels/peak.h"
 #include "kernels/thread_pool.h"
 
 namespace verdict::kernels {
@@ -87,6 +89,39 @@ std::atomic<bool> g_amx_on{[] {
   const char* env = std::getenv("VERDICT_AMX");
   return env == nullptr || std::string(env) != "0";
 }()};
+
+// bf16_products(): $VERDICT_BF16, else the rates of vdpbf16ps and vfmadd231ps compared once (best of 9 short
+// runs each, interleaved, so a busy core slows both alike); set_bf16_products overrides either.
+constexpr int kBf16Unset = -1;
+std::atomic<int> g_bf16_products{kBf16Unset};
+std::once_flag g_bf16_once;
+
+Bf16Products measured_bf16_products() {
+  if (!cpu::cpu_has_avx512_bf16() || !cpu::cpu_has_avx512_vnni()) return Bf16Products::Dot;
+  using Clock = std::chrono::steady_clock;
+  constexpr int64_t kIters = 256;  // 6,144 instructions: a few microseconds
+  double dot = 1e30, fma = 1e30;
+  for (int run = 0; run < 9; ++run) {
+    const auto t0 = Clock::now();
+    vdpbf16ps_peak(kIters);
+    const auto t1 = Clock::now();
+    vfmadd_peak(kIters);
+    const auto t2 = Clock::now();
+    dot = std::min(dot, std::chrono::duration<double>(t1 - t0).count());
+    fma = std::min(fma, std::chrono::duration<double>(t2 - t1).count());
+  }
+  // A vdpbf16ps is 32 multiply-adds, a vfmadd231ps 16.
+  return 32.0 / dot >= 16.0 / fma ? Bf16Products::Dot : Bf16Products::Fma;
+}
+
+Bf16Products bf16_products_from_env() {
+  const char* env = std::getenv("VERDICT_BF16");
+  if (env == nullptr || *env == '\0') return measured_bf16_products();
+  const std::string v = env;
+  if (v == "dot") return Bf16Products::Dot;
+  if (v == "fma") return Bf16Products::Fma;
+  throw Error("VERDICT_BF16 must be dot or fma, got '" + v + "'");
+}
 
 // The Int8 / Bf16 tile functions of the active ISA (the AVX-512 VNNI / BF16 ones where the CPU has them, and
 // for Int8 the AMX tiles in front of VNNI where they are enabled).
@@ -228,6 +263,15 @@ void matmul_packed(const PackedView& w, const float* x, int64_t n, float* y) {
     run_packed(w, n, 1, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) { tile(w, x, t0, t1, p0, p1, y); });
     return;
   }
+  // Bf16 weights with fp32 activations: AVX-512 BF16 CPUs whose vdpbf16ps is slower than two FMAs, the AMX-BF16
+  // tiles not running (bf16_products()).
+  if (isa == Isa::Avx512 && cpu::cpu_has_avx512_bf16() && !(amx_enabled() && cpu::cpu_has_amx_bf16()) &&
+      bf16_products() == Bf16Products::Fma) {
+    run_packed(w, n, 2, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) {
+      cpu::bf16_fma_tile_avx512(w, x, t0, t1, p0, p1, y);
+    });
+    return;
+  }
   // The AMX tiles read groups of 16 tokens: the rows past n up to the next multiple of 16 are zeros.
   const int64_t padded_n = ceil_div(n, 16) * 16;
   thread_local std::vector<uint16_t> xb;
@@ -303,6 +347,18 @@ std::string_view isa_name(Isa isa) {
   }
   return "?";
 }
+
+std::string_view bf16_products_name(Bf16Products p) { return p == Bf16Products::Dot ? "dot" : "fma"; }
+
+Bf16Products bf16_products() {
+  std::call_once(g_bf16_once, [] {
+    int expected = kBf16Unset;
+    g_bf16_products.compare_exchange_strong(expected, static_cast<int>(bf16_products_from_env()));
+  });
+  return static_cast<Bf16Products>(g_bf16_products.load(std::memory_order_relaxed));
+}
+
+void set_bf16_products(Bf16Products p) { g_bf16_products.store(static_cast<int>(p), std::memory_order_relaxed); }
 
 bool amx_supported() { return cpu::cpu_has_amx_int8() || cpu::cpu_has_amx_bf16(); }
 bool amx_enabled() { return g_amx_on.load(std::memory_order_relaxed) && amx_supported(); }

@@ -1,11 +1,11 @@
-// Register-only peak loops for kernels_bench: 24 independent accumulator chains (zmm8–zmm31, more than
-// latency × throughput of these instructions on current x86 cores) of one instruction, `iters` · 24
-// instructions, no memory traffic. Written in inline asm: GCC 12 adds register moves to the same loop
-// written with intrinsics (60 moves per 24 vpdpbusd), which halves the measured rate.
+// The peak loops of kernels/peak.h: 24 independent accumulator chains (zmm8–zmm31, more than latency ×
+// throughput of these instructions on current x86 cores) of one instruction, `iters` · 24 instructions, no
+// memory traffic. Written in inline asm: GCC 12 adds register moves to the same loop written with intrinsics
+// (60 moves per 24 vpdpbusd), which halves the measured rate.
 // Compiled with AVX-512 flags; called only when the CPU has AVX-512 VNNI and BF16.
-#include <cstdint>
+#include "kernels/peak.h"
 
-namespace verdict::bench {
+namespace verdict::kernels {
 
 #define VERDICT_EACH_ACC(F, I) F(I, 8) F(I, 9) F(I, 10) F(I, 11) F(I, 12) F(I, 13) F(I, 14) F(I, 15) \
   F(I, 16) F(I, 17) F(I, 18) F(I, 19) F(I, 20) F(I, 21) F(I, 22) F(I, 23) \
@@ -37,4 +37,4 @@ VERDICT_PEAK(vfmadd_peak, "vfmadd231ps", 0x3F800000u, 0x33D6BF95u)    // 1 × 1e
 #undef VERDICT_ZERO
 #undef VERDICT_EACH_ACC
 
-}  // namespace verdict::bench
+}  // namespace verdict::kernels
