@@ -26,16 +26,17 @@ bool amx_enabled();
 // Switches the tiles on or off (tests, benchmarks); on where they are not supported does nothing.
 void set_amx_enabled(bool on);
 
-// How Bf16 products multiply on AVX-512 BF16 CPUs where the AMX-BF16 tiles do not run them. Dot rounds the
-// activations to bf16 and sums each column pair with vdpbf16ps (the Bf16 contract, ops.h); Fma keeps the
-// activations in fp32 and runs one fused multiply-add per column on the stored bf16 weights (the F16 /
-// Bf16Fma contract: ref::matmul_fma bit for bit). Either way the weights stay in the Bf16 layout.
+// How Bf16 products multiply under the AVX-512 ISA where the AMX-BF16 tiles do not run them. Dot rounds the
+// activations to bf16 and sums each column pair with vdpbf16ps (the Bf16 contract, ops.h; on CPUs without
+// AVX-512 BF16 its scalar twin); Fma keeps the activations in fp32 and runs one fused multiply-add per column on
+// the stored bf16 weights (the F16 / Bf16Fma contract: ref::matmul_fma bit for bit). Either way the weights
+// stay in the Bf16 layout.
 enum class Bf16Products { Dot, Fma };
 std::string_view bf16_products_name(Bf16Products p);
 // $VERDICT_BF16 ("dot", "fma") when set, else measured once per process: Dot where vdpbf16ps does at least as
 // many multiply-adds per second as vfmadd231ps (AMD Zen 4 and 5: twice as many), Fma where it does fewer
 // (Intel's AVX-512 BF16 cores: half as many — what runs there when AMX is off, hidden by a VM or not granted
-// by a kernel older than 5.16). Dot on CPUs without AVX-512 BF16 (their Bf16 layout is never chosen).
+// by a kernel older than 5.16) and on AVX-512 CPUs without BF16 (Skylake-SP to Ice Lake).
 Bf16Products bf16_products();
 // Switches the choice (tests, benchmarks).
 void set_bf16_products(Bf16Products p);

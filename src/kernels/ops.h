@@ -261,9 +261,9 @@ void check_weight(const WeightMatrix& w, const char* what);
 //    Q2_K–Q6_K, IQ4_NL and IQ4_XS products: on the same GGUF file the two engines differ only in fp32 rounding.
 //  * Bf16: activations are rounded to bf16 (relative error ≤ 2^−9 each) and products accumulate in fp32
 //    (ref::matmul_bf16 is the twin; on AMX CPUs every token runs on tdpbf16ps, whose fp32 order differs from
-//    vdpbf16ps's, so a result still does not depend on n). Where bf16_products() is Fma (isa.h: AVX-512 BF16
-//    CPUs whose vdpbf16ps is slower than two FMAs, the AMX tiles not running) the same records take the F16 /
-//    Bf16Fma contract below instead: exact activations, ref::matmul_fma bit for bit.
+//    vdpbf16ps's, so a result still does not depend on n). Where bf16_products() is Fma (isa.h: AVX-512 CPUs
+//    without BF16, and those whose vdpbf16ps is slower than two FMAs, the AMX tiles not running) the same
+//    records take the F16 / Bf16Fma contract below instead: exact activations, ref::matmul_fma bit for bit.
 //  * F16 and Bf16Fma: nothing is rounded but the sum: y = fma(W[r, cols−1], x[cols−1], … fma(W[r, 1], x[1],
 //    fma(W[r, 0], x[0], 0)) …), one fp32 fused multiply-add per column in column order, on every ISA
 //    (ref::matmul_fma is the twin, bit for bit).
@@ -291,8 +291,8 @@ class PackedWeight {
 };
 
 // Which packed form (if any) pack() chooses for `w` on this machine: Int8 for the ggml block types but F16 and
-// for MLX 4/6/8-bit (cols a multiple of 32); Bf16 for BF16 when the CPU has AVX-512 BF16 and the active ISA is
-// AVX-512, else Bf16Fma when it is AVX2 or AVX-512; F16 for F16 when the active ISA is AVX2 or AVX-512
+// for MLX 4/6/8-bit (cols a multiple of 32); Bf16 for BF16 when the active ISA is AVX-512 (bf16_products(),
+// isa.h, says how it multiplies), Bf16Fma when it is AVX2; F16 for F16 when the active ISA is AVX2 or AVX-512
 // (the scalar ISA keeps BF16 and F16 rows unpacked); None otherwise.
 PackKind preferred_pack(const WeightMatrix& w);
 // Repacks `w` (a copy of its data in the kernels' layout). kind None (or one `w` cannot take) gives an

@@ -97,7 +97,8 @@ std::atomic<int> g_bf16_products{kBf16Unset};
 std::once_flag g_bf16_once;
 
 Bf16Products measured_bf16_products() {
-  if (!cpu::cpu_has_avx512_bf16() || !cpu::cpu_has_avx512_vnni()) return Bf16Products::Dot;
+  if (!cpu::cpu_has_avx512_bf16()) return Bf16Products::Fma;  // no vdpbf16ps (only its scalar twin)
+  if (!cpu::cpu_has_avx512_vnni()) return Bf16Products::Dot;  // no peak loops (no such CPU is known)
   using Clock = std::chrono::steady_clock;
   constexpr int64_t kIters = 256;  // 6,144 instructions: a few microseconds
   double dot = 1e30, fma = 1e30;
@@ -263,10 +264,9 @@ void matmul_packed(const PackedView& w, const float* x, int64_t n, float* y) {
     run_packed(w, n, 1, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) { tile(w, x, t0, t1, p0, p1, y); });
     return;
   }
-  // Bf16 weights with fp32 activations: AVX-512 BF16 CPUs whose vdpbf16ps is slower than two FMAs, the AMX-BF16
-  // tiles not running (bf16_products()).
-  if (isa == Isa::Avx512 && cpu::cpu_has_avx512_bf16() && !(amx_enabled() && cpu::cpu_has_amx_bf16()) &&
-      bf16_products() == Bf16Products::Fma) {
+  // Bf16 weights with fp32 activations (bf16_products()): AVX-512 CPUs without AVX-512 BF16, and those whose
+  // vdpbf16ps is slower than two FMAs, the AMX-BF16 tiles not running.
+  if (isa == Isa::Avx512 && !(amx_enabled() && cpu::cpu_has_amx_bf16()) && bf16_products() == Bf16Products::Fma) {
     run_packed(w, n, 2, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) {
       cpu::bf16_fma_tile_avx512(w, x, t0, t1, p0, p1, y);
     });

@@ -634,65 +634,6 @@ void bf16_tokens(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1
   with_count(t1 - t, [&]<int TB>() { bf16_micro<RP, TB>(w, xb, t, p, y); });
 }
 
-// Bf16 records with fp32 activations (Bf16Products::Fma): per chunk each panel's 16 rows of columns 2k and
-// 2k + 1 become two fp32 vectors (a bf16 is the top half of its fp32: a shift and a mask), then one fused
-// multiply-add per (row, token) lane and column, column 2k first. Every lane runs ref::matmul_fma's chain over
-// the columns in order from 0, whatever RP and TB are; an odd last column (its pair's second half is padding)
-// takes its one step alone. RP = 2, TB = 12: 24 accumulators, 4 weight vectors and 2 broadcasts, so 48
-// multiply-adds per 2 loads and 4 conversions.
-template <int RP, int TB>
-void bf16_fma_micro(const PackedView& w, const float* x, int64_t t, int64_t p, float* y) {
-  const int64_t chunks = w.cols_padded / 2, pairs = w.cols / 2;
-  const uint8_t* base[RP];
-#pragma GCC unroll 4
-  for (int i = 0; i < RP; ++i) base[i] = w.data + (p + i) * chunks * 64;
-  const float* xt = x + t * w.cols;
-  const __m512i high = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
-  __m512 acc[RP][TB];
-#pragma GCC unroll 4
-  for (int i = 0; i < RP; ++i)
-#pragma GCC unroll 12
-    for (int tt = 0; tt < TB; ++tt) acc[i][tt] = _mm512_setzero_ps();
-  for (int64_t k = 0; k < chunks; ++k) {
-    __m512 even[RP], odd[RP];
-#pragma GCC unroll 4
-    for (int i = 0; i < RP; ++i) {
-      const __m512i v = _mm512_load_si512(base[i] + 64 * k);
-      even[i] = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
-      odd[i] = _mm512_castsi512_ps(_mm512_and_si512(v, high));
-    }
-    if (k < pairs) {
-#pragma GCC unroll 12
-      for (int tt = 0; tt < TB; ++tt) {
-        const __m512 x0 = _mm512_set1_ps(xt[tt * w.cols + 2 * k]), x1 = _mm512_set1_ps(xt[tt * w.cols + 2 * k + 1]);
-#pragma GCC unroll 4
-        for (int i = 0; i < RP; ++i) acc[i][tt] = _mm512_fmadd_ps(odd[i], x1, _mm512_fmadd_ps(even[i], x0, acc[i][tt]));
-      }
-    } else {
-#pragma GCC unroll 12
-      for (int tt = 0; tt < TB; ++tt) {
-        const __m512 x0 = _mm512_set1_ps(xt[tt * w.cols + 2 * k]);
-#pragma GCC unroll 4
-        for (int i = 0; i < RP; ++i) acc[i][tt] = _mm512_fmadd_ps(even[i], x0, acc[i][tt]);
-      }
-    }
-  }
-  store_tile<RP, TB>(w, acc, t, p, y);
-}
-
-constexpr int kBf16FmaTokens = 12;
-
-template <int RP>
-void bf16_fma_tokens(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p, float* y) {
-  int64_t t = t0;
-  for (; t + kBf16FmaTokens <= t1; t += kBf16FmaTokens) bf16_fma_micro<RP, kBf16FmaTokens>(w, x, t, p, y);
-  if (t + kBf16FmaTokens / 2 <= t1) {
-    bf16_fma_micro<RP, kBf16FmaTokens / 2>(w, x, t, p, y);
-    t += kBf16FmaTokens / 2;
-  }
-  with_count(t1 - t, [&]<int TB>() { bf16_fma_micro<RP, TB>(w, x, t, p, y); });
-}
-
 }  // namespace
 
 void quantize_rows_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
@@ -806,13 +747,6 @@ void bf16_tile_avx512bf16(const PackedView& w, const uint16_t* xb, int64_t t0, i
   for (; p + kBf16Rows <= p1; p += kBf16Rows) bf16_tokens<kBf16Rows>(w, xb, t0, t1, p, y);
   for (; p + 2 <= p1; p += 2) bf16_tokens<2>(w, xb, t0, t1, p, y);
   if (p < p1) bf16_tokens<1>(w, xb, t0, t1, p, y);
-}
-
-void bf16_fma_tile_avx512(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
-                          float* y) {
-  int64_t p = p0;
-  for (; p + 2 <= p1; p += 2) bf16_fma_tokens<2>(w, x, t0, t1, p, y);
-  if (p < p1) bf16_fma_tokens<1>(w, x, t0, t1, p, y);
 }
 
 }  // namespace verdict::kernels::cpu

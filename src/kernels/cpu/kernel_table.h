@@ -303,6 +303,10 @@ struct KernelTable {
 const KernelTable& generic_table();
 const KernelTable& avx2_table();
 const KernelTable& avx512_table();
+// Bf16 records with fp32 activations x (Bf16Products::Fma, isa.h; avx512.cc, AVX-512 F/BW/VL/DQ only, so it
+// runs on CPUs without AVX-512 BF16 too): ref::matmul_fma bit for bit.
+void bf16_fma_tile_avx512(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
+                          float* y);
 
 // The portable packed kernels (generic.cc), used by tables without SIMD versions of them.
 void quantize_rows_generic(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
@@ -326,9 +330,6 @@ void int8_tile_avx512vnni(const PackedView& w, const QuantizedRows& a, int64_t t
 void bf16_rows_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, int64_t cols_padded, uint16_t* out);
 void bf16_tile_avx512bf16(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0,
                           int64_t p1, float* y);
-// The same Bf16 records with fp32 activations x (Bf16Products::Fma, isa.h): ref::matmul_fma bit for bit.
-void bf16_fma_tile_avx512(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
-                          float* y);
 
 // The 5- or 6-bit records of panels [p, p + panels) unpacked into `out` in the 8-bit layout (kernel_table.h's
 // strips), as the VNNI prefill tiles read them.

@@ -220,7 +220,7 @@ PackKind preferred_pack(const WeightMatrix& w) {
       return (w.bits == 4 || w.bits == 6 || w.bits == 8) && w.group_size % kQBlock == 0 ? PackKind::Int8
                                                                                       : PackKind::None;
     case WeightType::BF16:
-      if (active_isa() == Isa::Avx512 && cpu::cpu_has_avx512_bf16()) return PackKind::Bf16;
+      if (active_isa() == Isa::Avx512) return PackKind::Bf16;  // without AVX-512 BF16: the Fma products (isa.h)
       return active_isa() != Isa::Scalar ? PackKind::Bf16Fma : PackKind::None;
     case WeightType::F16:
       return active_isa() != Isa::Scalar ? PackKind::F16 : PackKind::None;
