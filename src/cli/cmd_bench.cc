@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/json.h"
+#include "kernels/isa.h"
 #include "kernels/thread_pool.h"
 #include "models/qwen35/backbone.h"
 
@@ -25,6 +26,17 @@ using models::qwen35::Backbone;
 using models::qwen35::SeqStatePool;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The kernel choices that set the speed (isa.h): the ISA, the AMX tiles, how BF16 weights multiply.
+std::string kernels_text() {
+  const kernels::Isa isa = kernels::active_isa();
+  std::string text(kernels::isa_name(isa));
+  if (isa != kernels::Isa::Avx512) return text;  // the tiles and both BF16 products run under AVX-512
+  if (kernels::amx_supported()) text += kernels::amx_enabled() ? ", AMX tiles on" : ", AMX tiles off";
+  if (!kernels::amx_enabled())
+    text += ", BF16 products " + std::string(kernels::bf16_products_name(kernels::bf16_products()));
+  return text;
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -127,6 +139,7 @@ int run_bench(Args& args) {
   }
   const int threads = kernels::default_pool().size();
   std::printf("model: %s (threads %d, %d repetitions, medians)\n", path.c_str(), threads, reps);
+  std::printf("kernels: %s\n", kernels_text().c_str());
   if (n_prompt > 0)
     std::printf("  pp%-6lld %10.2f tokens/s   (runs: %s)\n", static_cast<long long>(n_prompt), median(prefill),
                 runs_text(prefill).c_str());
