@@ -643,17 +643,19 @@ TEST(PackedBf16, MatchesTwinOnEveryIsa) {
 // Bf16 records with Bf16Products::Fma (CPUs whose vdpbf16ps is slower than two FMAs, AMX off): the AVX-512 tile
 // gives ref::matmul_fma's chain bit for bit, fp32 activations and all (odd columns: the last pair's second half
 // is padding; rows around the 16-row panels and the 2-panel tile, n around the 12- and 6-token tiles and the
-// decode sizes), and so does every split of the tokens.
+// decode sizes; 3 threads, which split the last case), and so does every split of the tokens.
 TEST(PackedBf16, FmaProductsAreTheFmaTwinBitForBit) {
   if (!isa_supported(Isa::Avx512)) GTEST_SKIP() << "needs AVX-512";
   IsaScope isa(Isa::Avx512);
   AmxScope amx(false);
   Bf16ProductsScope fma(Bf16Products::Fma);
+  const int saved_threads = num_threads();
+  set_num_threads(3);
   struct Case {
     int64_t rows, cols, n;
   };
-  const Case cases[] = {{1, 1, 1},   {5, 37, 3},   {16, 64, 12}, {33, 130, 19}, {70, 95, 25},
-                        {17, 1024, 13}, {48, 3, 6}, {200, 33, 2}, {31, 257, 100}};
+  const Case cases[] = {{1, 1, 1},   {5, 37, 3},   {16, 64, 12},   {33, 130, 19}, {70, 95, 25},
+                        {17, 1024, 13}, {48, 3, 6}, {200, 33, 2}, {31, 257, 100}, {203, 512, 131}};
   std::mt19937 rng(29);
   for (const Case& k : cases) {
     const auto [w, p, packed] = packed_setup(rng, {WeightType::BF16, 0, 0, PackKind::Bf16}, k.rows, k.cols);
@@ -671,6 +673,7 @@ TEST(PackedBf16, FmaProductsAreTheFmaTwinBitForBit) {
           << k.rows << "x" << k.cols << " token " << t;
     }
   }
+  set_num_threads(saved_threads);
 }
 
 // F16 and Bf16Fma: every ISA gives the twin's chain of fused multiply-adds bit for bit (rows around the
