@@ -146,7 +146,14 @@ ordered_json check_messages(const ordered_json& body, const CompletionLimits& li
         for (const ordered_json& part : *content) {
           if (!part.is_object() || !part.contains("type") || !part["type"].is_string())
             refuse(at + ".content", at + ".content parts must be objects with a \"type\"");
-          if (part["type"] == "text" && (!part.contains("text") || !part["text"].is_string()))
+          const std::string type = part["type"].get<std::string>();
+          // The chat models verdict serves are text-only (qwen35.md §13): an image, audio or file part would
+          // render as a placeholder token with nothing behind it, so it is refused, not dropped.
+          if (type != "text")
+            refuse(at + ".content",
+                   at + ".content parts of type '" + type + "' are not supported: this model takes text only",
+                   "unsupported_media");
+          if (!part.contains("text") || !part["text"].is_string())
             refuse(at + ".content", at + ".content text parts need a string \"text\"");
         }
       } else {

@@ -88,6 +88,9 @@ TEST(OpenAiRequest, RefusalsNameTheField) {
   EXPECT_EQ(refusal(R"({"prompt":"x","echo":true})", Endpoint::kCompletions), "echo: 'echo' is not supported");
   EXPECT_EQ(refusal(R"({"prompt":["a","b"]})", Endpoint::kCompletions), "prompt: only one prompt per request is supported");
   EXPECT_EQ(refusal(R"({"prompt":[-1]})", Endpoint::kCompletions), "prompt: a token-id prompt must hold non-negative integers");
+  EXPECT_EQ(refusal(R"({"messages":[{"role":"user","content":[{"type":"text","text":"?"},{"type":"image_url","image_url":{"url":"x"}}]}]})"),
+            "messages[0].content: messages[0].content parts of type 'image_url' are not supported: this model takes text only");
+  EXPECT_EQ(refusal(R"({"messages":[{"role":"user","content":[{"type":"text","text":"?"}]}]})"), "accepted");
   EXPECT_EQ(refusal(std::string(200, '[')), ": request body nests deeper than 128 levels");
   EXPECT_EQ(refusal(R"({"messages":[{"role":"user","content":"x"}],"tool_choice":"none","tools":[]})"), "accepted");
 }

@@ -278,6 +278,11 @@ TEST_F(ChatHttp, MalformedRequestsAre400WithTheFieldNamed) {
        "messages[0].role 'robot' is not one of system, developer, user, assistant, tool"},
       {Json{{"messages", user}, {"stop", 5}}, "'stop' must be a string or an array of strings, got a number"},
       {Json{{"messages", user}, {"max_tokens", 0}}, "'max_tokens' must be in [1, 2147483647], got 0"},
+      // A text-only model refuses media parts rather than rendering an empty placeholder (qwen35.md §13).
+      {Json{{"messages", Json::array({Json{{"role", "user"},
+                                           {"content", Json::array({Json{{"type", "image_url"},
+                                                                         {"image_url", Json{{"url", "x"}}}}})}}})}},
+       "messages[0].content parts of type 'image_url' are not supported: this model takes text only"},
   };
   for (const auto& [body, message] : cases) {
     const Json res = post(client, "/v1/chat/completions", body, 400);
