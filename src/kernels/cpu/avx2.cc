@@ -965,7 +965,7 @@ inline __m256 upcast16(const uint8_t* p) {
   return BF16 ? bf16x8(v) : _mm256_cvtph_ps(v);
 }
 
-template <bool BF16, int G, int TB>
+template <bool BF16, int G, int TB, bool PF = false>
 void fma16_micro(const PackedView& w, const float* x, int64_t t, int64_t p, int g0, float* y) {
   const uint8_t* panel = w.data + p * w.cols * 2 * kFmaPanelRows + 16 * g0;
   const float* xt = x + t * w.cols;
@@ -976,6 +976,10 @@ void fma16_micro(const PackedView& w, const float* x, int64_t t, int64_t p, int 
     for (int tt = 0; tt < TB; ++tt) acc[i][tt] = _mm256_setzero_ps();
   for (int64_t c = 0; c < w.cols; ++c) {
     const uint8_t* chunk = panel + c * 2 * kFmaPanelRows;
+    if constexpr (PF) {  // decoding: the panel's stream kGemvPrefetchBytes ahead, into L2
+      _mm_prefetch(reinterpret_cast<const char*>(chunk + kGemvPrefetchBytes), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(chunk + kGemvPrefetchBytes + 64), _MM_HINT_T1);
+    }
     __m256 wv[G];
 #pragma GCC unroll 8
     for (int i = 0; i < G; ++i) wv[i] = upcast16<BF16>(chunk + 16 * i);
@@ -1009,8 +1013,8 @@ void fma16_panels(const PackedView& w, const float* x, int64_t t0, int64_t t1, i
   for (int64_t p = p0; p < p1; ++p) {
     // Decode: whole panels (8 ymm), one token after another (with 4 tokens, half or quarter panels striding
     // over the 128-byte chunks read 20-25 % less of the bandwidth on Zen 4).
-    if (t1 - t0 <= 4) {
-      for (int64_t t = t0; t < t1; ++t) fma16_micro<BF16, 8, 1>(w, x, t, p, 0, y);
+    if (t1 - t0 <= kGemvPrefetchTokens) {
+      for (int64_t t = t0; t < t1; ++t) fma16_micro<BF16, 8, 1, true>(w, x, t, p, 0, y);
       continue;
     }
     // Prefill: quarter panels (2 ymm) × 5 tokens: 10 accumulators, 2 weight vectors and the broadcast in 16

@@ -445,7 +445,7 @@ inline __m512 upcast16(const uint8_t* p) {
   return BF16 ? bf16x16(v) : _mm512_cvtph_ps(v);
 }
 
-template <bool BF16, int TB>
+template <bool BF16, int TB, bool PF>
 void fma16_micro(const PackedView& w, const float* x, int64_t t, int64_t p, float* y) {
   const uint8_t* panel = w.data + p * w.cols * 2 * kFmaPanelRows;
   const float* xt = x + t * w.cols;
@@ -456,6 +456,10 @@ void fma16_micro(const PackedView& w, const float* x, int64_t t, int64_t p, floa
     for (int tt = 0; tt < TB; ++tt) acc[i][tt] = _mm512_setzero_ps();
   for (int64_t c = 0; c < w.cols; ++c) {
     const uint8_t* chunk = panel + c * 2 * kFmaPanelRows;
+    if constexpr (PF) {  // decoding: the panel's stream kGemvPrefetchBytes ahead, into L2
+      _mm_prefetch(reinterpret_cast<const char*>(chunk + kGemvPrefetchBytes), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(chunk + kGemvPrefetchBytes + 64), _MM_HINT_T1);
+    }
     __m512 wv[4];
 #pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) wv[i] = upcast16<BF16>(chunk + 32 * i);
@@ -482,9 +486,13 @@ constexpr int kFma16Tokens = 6;
 template <bool BF16>
 void fma16_panels(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1, float* y) {
   for (int64_t p = p0; p < p1; ++p) {
+    if (t1 - t0 <= kGemvPrefetchTokens) {
+      with_count(t1 - t0, [&]<int TB>() { fma16_micro<BF16, TB, true>(w, x, t0, p, y); });
+      continue;
+    }
     int64_t t = t0;
-    for (; t + kFma16Tokens <= t1; t += kFma16Tokens) fma16_micro<BF16, kFma16Tokens>(w, x, t, p, y);
-    with_count(t1 - t, [&]<int TB>() { fma16_micro<BF16, TB>(w, x, t, p, y); });
+    for (; t + kFma16Tokens <= t1; t += kFma16Tokens) fma16_micro<BF16, kFma16Tokens, false>(w, x, t, p, y);
+    with_count(t1 - t, [&]<int TB>() { fma16_micro<BF16, TB, false>(w, x, t, p, y); });
   }
 }
 
@@ -502,7 +510,7 @@ void fma16_tile_avx512(const PackedView& w, const float* x, int64_t t0, int64_t 
 // the columns in order from 0, whatever RP and TB are; an odd last column (its pair's second half is padding)
 // takes its one step alone. RP = 2, TB = 12: 24 accumulators, 4 weight vectors and 2 broadcasts, so 48
 // multiply-adds per 2 loads and 4 conversions.
-template <int RP, int TB>
+template <int RP, int TB, bool PF>
 void bf16_fma_micro(const PackedView& w, const float* x, int64_t t, int64_t p, float* y) {
   const int64_t chunks = w.cols_padded / 2, pairs = w.cols / 2;
   const uint8_t* base[RP];
@@ -516,6 +524,11 @@ void bf16_fma_micro(const PackedView& w, const float* x, int64_t t, int64_t p, f
 #pragma GCC unroll 12
     for (int tt = 0; tt < TB; ++tt) acc[i][tt] = _mm512_setzero_ps();
   for (int64_t k = 0; k < chunks; ++k) {
+    if constexpr (PF) {  // decoding: each panel's stream kGemvPrefetchBytes ahead, into L2
+#pragma GCC unroll 4
+      for (int i = 0; i < RP; ++i)
+        _mm_prefetch(reinterpret_cast<const char*>(base[i] + 64 * k + kGemvPrefetchBytes), _MM_HINT_T1);
+    }
     __m512 even[RP], odd[RP];
 #pragma GCC unroll 4
     for (int i = 0; i < RP; ++i) {
@@ -553,13 +566,17 @@ constexpr int kBf16FmaTokens = 12;
 
 template <int RP>
 void bf16_fma_tokens(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p, float* y) {
+  if (t1 - t0 <= kGemvPrefetchTokens) {
+    with_count(t1 - t0, [&]<int TB>() { bf16_fma_micro<RP, TB, true>(w, x, t0, p, y); });
+    return;
+  }
   int64_t t = t0;
-  for (; t + kBf16FmaTokens <= t1; t += kBf16FmaTokens) bf16_fma_micro<RP, kBf16FmaTokens>(w, x, t, p, y);
+  for (; t + kBf16FmaTokens <= t1; t += kBf16FmaTokens) bf16_fma_micro<RP, kBf16FmaTokens, false>(w, x, t, p, y);
   if (t + kBf16FmaTokens / 2 <= t1) {
-    bf16_fma_micro<RP, kBf16FmaTokens / 2>(w, x, t, p, y);
+    bf16_fma_micro<RP, kBf16FmaTokens / 2, false>(w, x, t, p, y);
     t += kBf16FmaTokens / 2;
   }
-  with_count(t1 - t, [&]<int TB>() { bf16_fma_micro<RP, TB>(w, x, t, p, y); });
+  with_count(t1 - t, [&]<int TB>() { bf16_fma_micro<RP, TB, false>(w, x, t, p, y); });
 }
 
 // ops.h's delta_rule_token over columns [e0, e0 + 16·(NV − 1) + popcount(last)): the column block's m, u and o

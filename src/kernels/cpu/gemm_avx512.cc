@@ -598,7 +598,7 @@ void int8_offset(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_
 // ---------------------------------------------------------------------------------------------------
 // Bf16: RP panels × TB tokens, one vdpbf16ps per (panel, token) and column pair.
 
-template <int RP, int TB>
+template <int RP, int TB, bool PF>
 void bf16_micro(const PackedView& w, const uint16_t* xb, int64_t t, int64_t p, float* y) {
   const int64_t chunks = w.cols_padded / 2;
   const uint8_t* base[RP];
@@ -611,6 +611,11 @@ void bf16_micro(const PackedView& w, const uint16_t* xb, int64_t t, int64_t p, f
 #pragma GCC unroll 12
     for (int tt = 0; tt < TB; ++tt) acc[i][tt] = _mm512_setzero_ps();
   for (int64_t k = 0; k < chunks; ++k) {
+    if constexpr (PF) {  // decoding: each panel's stream kGemvPrefetchBytes ahead, into L2
+#pragma GCC unroll 4
+      for (int i = 0; i < RP; ++i)
+        _mm_prefetch(reinterpret_cast<const char*>(base[i] + 64 * k + kGemvPrefetchBytes), _MM_HINT_T1);
+    }
     __m512bh wv[RP];
 #pragma GCC unroll 4
     for (int i = 0; i < RP; ++i) wv[i] = (__m512bh)_mm512_load_si512(base[i] + 64 * k);
@@ -629,9 +634,13 @@ constexpr int kBf16Tokens = 6;
 
 template <int RP>
 void bf16_tokens(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p, float* y) {
+  if (t1 - t0 <= kGemvPrefetchTokens) {
+    with_count(t1 - t0, [&]<int TB>() { bf16_micro<RP, TB, true>(w, xb, t0, p, y); });
+    return;
+  }
   int64_t t = t0;
-  for (; t + kBf16Tokens <= t1; t += kBf16Tokens) bf16_micro<RP, kBf16Tokens>(w, xb, t, p, y);
-  with_count(t1 - t, [&]<int TB>() { bf16_micro<RP, TB>(w, xb, t, p, y); });
+  for (; t + kBf16Tokens <= t1; t += kBf16Tokens) bf16_micro<RP, kBf16Tokens, false>(w, xb, t, p, y);
+  with_count(t1 - t, [&]<int TB>() { bf16_micro<RP, TB, false>(w, xb, t, p, y); });
 }
 
 }  // namespace

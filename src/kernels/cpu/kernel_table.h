@@ -58,6 +58,9 @@ inline constexpr int64_t kFifthBits = 256;
 // on the AVX2 tiles there (docs/performance.md, "Decode: prefetches and huge pages"); 1–2 KiB, or into L1,
 // gained less. Not measured on an AMD CPU.
 inline constexpr int64_t kGemvPrefetchBytes = 4096;
+// The 16-bit tiles (Bf16 on vdpbf16ps or on FMAs, F16, Bf16Fma) prefetch the same way in calls of at most this
+// many tokens (decoding), where they stream their panels from DRAM once.
+inline constexpr int64_t kGemvPrefetchTokens = 4;
 
 // The prefill tiles over 5- and 6-bit records first unpack the records of the panels they work on (up to
 // kStripPanels) into the caller's scratch, kStripRecordBytes per record: the 8 chunks of the 8-bit layout
