@@ -1014,7 +1014,14 @@ void fma16_panels(const PackedView& w, const float* x, int64_t t0, int64_t t1, i
     // Decode: whole panels (8 ymm), one token after another (with 4 tokens, half or quarter panels striding
     // over the 128-byte chunks read 20-25 % less of the bandwidth on Zen 4).
     if (t1 - t0 <= kGemvPrefetchTokens) {
-      for (int64_t t = t0; t < t1; ++t) fma16_micro<BF16, 8, 1, true>(w, x, t, p, 0, y);
+      const bool prefetch = prefetch_16bit_streams();
+      for (int64_t t = t0; t < t1; ++t) {
+        if (prefetch) {
+          fma16_micro<BF16, 8, 1, true>(w, x, t, p, 0, y);
+        } else {
+          fma16_micro<BF16, 8, 1, false>(w, x, t, p, 0, y);
+        }
+      }
       continue;
     }
     // Prefill: quarter panels (2 ymm) × 5 tokens: 10 accumulators, 2 weight vectors and the broadcast in 16

@@ -343,6 +343,15 @@ const AmxFeatures& amx() {
 
 }  // namespace
 
+bool prefetch_16bit_streams() {
+  static const bool intel = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid(0, &a, &b, &c, &d) == 0) return false;
+    return b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu;  // "Genu" "ineI" "ntel"
+  }();
+  return intel;
+}
+
 bool cpu_has_amx_int8() { return amx().int8; }
 bool cpu_has_amx_bf16() { return amx().bf16; }
 

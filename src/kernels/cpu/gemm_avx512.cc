@@ -634,7 +634,7 @@ constexpr int kBf16Tokens = 6;
 
 template <int RP>
 void bf16_tokens(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p, float* y) {
-  if (t1 - t0 <= kGemvPrefetchTokens) {
+  if (t1 - t0 <= kGemvPrefetchTokens && prefetch_16bit_streams()) {
     with_count(t1 - t0, [&]<int TB>() { bf16_micro<RP, TB, true>(w, xb, t0, p, y); });
     return;
   }

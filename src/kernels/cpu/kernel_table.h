@@ -59,8 +59,11 @@ inline constexpr int64_t kFifthBits = 256;
 // gained less. Not measured on an AMD CPU.
 inline constexpr int64_t kGemvPrefetchBytes = 4096;
 // The 16-bit tiles (Bf16 on vdpbf16ps or on FMAs, F16, Bf16Fma) prefetch the same way in calls of at most this
-// many tokens (decoding), where they stream their panels from DRAM once.
+// many tokens (decoding), where they stream their panels from DRAM once — on Intel CPUs only
+// (prefetch_16bit_streams): on the AMX Xeon it gained 5–20 % (docs/performance.md, "The 16-bit tiles prefetch
+// too"), while on a Zen EPYC a BF16 prefetch (1 KiB ahead) had cost 10–20 %, and 4 KiB there is unmeasured.
 inline constexpr int64_t kGemvPrefetchTokens = 4;
+bool prefetch_16bit_streams();
 
 // The prefill tiles over 5- and 6-bit records first unpack the records of the panels they work on (up to
 // kStripPanels) into the caller's scratch, kStripRecordBytes per record: the 8 chunks of the 8-bit layout
