@@ -641,7 +641,8 @@ BENCHMARK(BM_GemmAvx2)->Apply(gemm_avx2_args)->UseManualTime()->Unit(benchmark::
 // chunked DeltaNet rule's products of one 64-token chunk of a 128 × 128 head (m, n, k = 64, 64, 128 for
 // q·k and k·k; 64, 128, 128 for W S, with alpha −1, and (e^γ Q) S; 64, 128, 64 for P V'; 128, 128, 64 for
 // the state update), and gated attention's per 32-query block at 512 and 4,096 keys (scores: 32, nk, 256;
-// weighted sum: 32, 256, nk). Args: m, n, k, alpha (1 or −1). GFLOPS = 2 · m · n · k / time; peak_GFLOPS
+// weighted sum: 32, 256, nk), and the size of a Clef head's projections of a 342-token record's rows (342, 1024,
+// 1024; the head itself runs them on matmul's fp32 rows). Args: m, n, k, alpha (1 or −1). GFLOPS = 2 · m · n · k / time; peak_GFLOPS
 // is vfmadd_peak on one thread, measured after every iteration (best of each, as BM_Gemm).
 void BM_GemmF32(benchmark::State& state) {
   const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
@@ -683,6 +684,7 @@ BENCHMARK(BM_GemmF32)
     ->Args({32, 256, 512, 1})
     ->Args({32, 4096, 256, 1})
     ->Args({32, 256, 4096, 1})
+    ->Args({342, 1024, 1024, 1})
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 

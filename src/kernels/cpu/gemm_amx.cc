@@ -193,10 +193,18 @@ void chunks(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1,
           d[(g * w.blocks + b) * kTileTokens + tt] = a.d[at];
           if constexpr (MINS) xsum[(g * w.blocks + b) * kTileTokens + tt] = a.xsum[at];
         }
+    const int64_t panel_bytes = w.blocks * w.block_stride;
     for (int64_t p = p0; p < p1; ++p) {
       int64_t stride = 0;
       const uint8_t* recs = panel_records(w, p, strip, stride);
+      // The next panel's records come from DRAM: prefetched into L2 a share per group while this panel's
+      // groups run, so that its panel_records does not wait for them.
+      const uint8_t* next = p + 1 < p1 ? w.data + (p + 1) * panel_bytes : nullptr;
+      const int64_t share = (panel_bytes / 64 + groups - 1) / groups * 64;
       for (int64_t g = 0; g < groups; ++g) {
+        if (next != nullptr)
+          for (int64_t k = g * share; k < (g + 1) * share && k < panel_bytes; k += 64)
+            _mm_prefetch(reinterpret_cast<const char*>(next + k), _MM_HINT_T1);
         const int64_t t = tc + g * kTileTokens;
         const int64_t at = g * w.blocks * kTileTokens;
         panel_tokens<MINS, SIGNED>(w, a.q + t * a.cols, a.cols, d + at, xsum + at, t, p, recs, stride, y);
