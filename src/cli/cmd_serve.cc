@@ -93,7 +93,7 @@ extern const char kServeUsage[] =
     "scheduling:\n"
     "  --max-queue N             requests waiting per model before 429 (default 64)   --max-queue 256\n"
     "  --queue-timeout-s N       a request that waited this long to start is refused with 503 (default 60)\n"
-    "  --max-batch-tokens N      tokens per batched forward step (default 8192)\n"
+    "  --max-batch-tokens N      tokens per batched forward step (default 512)\n"
     "  --prefill-chunk N         tokens of one record per step; longer records are prefilled in\n"
     "                            chunks interleaved with others (default 512; rounded down to a\n"
     "                            multiple of 64, the Qwen3.5 prefill grid)\n"
@@ -208,7 +208,7 @@ ServeConfig parse(Args& args) {
   r.slots = static_cast<int64_t>(positive(args, "max-sequences", 4, 4096));
   r.chat_slots = static_cast<int64_t>(positive(args, "chat-slots", 16, 4096));
   r.chat_context = positive(args, "ctx-size", 4096, 1 << 24);
-  r.batch.max_batch_tokens = static_cast<int64_t>(positive(args, "max-batch-tokens", 8192));
+  r.batch.max_batch_tokens = static_cast<int64_t>(positive(args, "max-batch-tokens", 512));
   r.batch.chunk_tokens = static_cast<int64_t>(positive(args, "prefill-chunk", 512));
   r.max_queue = positive(args, "max-queue", 64);
 

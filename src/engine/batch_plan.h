@@ -14,7 +14,7 @@
 namespace verdict::engine {
 
 struct BatchLimits {
-  int64_t max_batch_tokens = 8192;  // tokens per forward step, all sequences together
+  int64_t max_batch_tokens = 512;   // tokens per forward step, all sequences together (docs/serve.md)
   int64_t chunk_tokens = 512;       // tokens per sequence per step
 };
 

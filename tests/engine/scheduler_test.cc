@@ -150,7 +150,10 @@ TEST(Scheduler, RecordsAreCutOnlyOnTheModelsGrid) {
 TEST(Scheduler, ConcurrentSubmittersShareForwardSteps) {
   auto gate = std::make_shared<Gate>();
   gate->close();
-  Scheduler s(std::make_unique<GatedStepModel>(std::make_unique<PrefixHashModel>(kHidden, 1000, 8, 4096), gate), {});
+  SchedulerOptions options;
+  options.batch.max_batch_tokens = 8192;  // room for 8 of these records per step (the default is 512)
+  Scheduler s(std::make_unique<GatedStepModel>(std::make_unique<PrefixHashModel>(kHidden, 1000, 8, 4096), gate),
+              options);
   auto blocker = s.submit(record(99, 3));
   ASSERT_TRUE(gate->wait_entered(1));
   std::vector<std::thread> threads;

@@ -112,7 +112,10 @@ TEST(Concurrency, ThirtyTwoClientsGetTheAnswersOfSequentialRuns) {
 
 // The same with the real Qwen3.5 backbone, on a smaller scale (it is the slow part under sanitizers).
 TEST(Concurrency, RealBackboneBatchedAnswersEqualSequentialOnes) {
-  TestServer server(clef_tiny_registry(), test_server_options());
+  registry::RegistryOptions options = clef_tiny_registry();
+  // These records are long enough that steps of the default 512 tokens hold one each (no shared step).
+  options.batch.max_batch_tokens = 8192;
+  TestServer server(std::move(options), test_server_options());
   std::vector<std::string> requests = ten_requests();
   requests.resize(4);
   check_concurrent_equals_sequential(server, requests, 8);
