@@ -200,7 +200,8 @@ void chunks(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1,
       // The next panel's records come from DRAM: prefetched into L2 a share per group while this panel's
       // groups run, so that its panel_records does not wait for them.
       const uint8_t* next = p + 1 < p1 ? w.data + (p + 1) * panel_bytes : nullptr;
-      const int64_t share = (panel_bytes / 64 + groups - 1) / groups * 64;
+      const int64_t parts = groups > 0 ? groups : 1;
+      const int64_t share = (panel_bytes / 64 + parts - 1) / parts * 64;
       for (int64_t g = 0; g < groups; ++g) {
         if (next != nullptr)
           for (int64_t k = g * share; k < (g + 1) * share && k < panel_bytes; k += 64)
