@@ -144,8 +144,8 @@ void add_in_place(Mat<T>& a, const Mat<T>& b) {
 // hidden rows), without projecting the rows. For head h, with Wk_h, Wv_h its dh rows of the key and value
 // projections: q_h · (Wk_h r + bk_h) = (Wk_hᵀ q_h) · r + q_h · bk_h, and the second term is the same for every
 // row r, so the softmax drops it; and Σ_j p_j (Wv_h r_j + bv_h) = Wv_h (Σ_j p_j r_j) + bv_h, as Σ_j p_j = 1. The
-// same function in another order of operations: 4·nq·(w² + heads·nk·w) multiply-adds against the
-// projections' 4·nk·w² (a 342-row record, 2 queries, w = 1024, 16 heads: 16 M against 1.4 G).
+// same function in another order of operations: 2·nq·(w² + heads·nk·w) multiply-adds against the projected
+// form's 2·nk·(w² + nq·w) (a 342-row record, 2 queries, w = 1024, 16 heads: 27 M against 718 M).
 template <class T>
 Mat<T> attention_few_queries(const Mat<T>& q_in, const Mat<T>& kv, const AttentionWeights& a, std::size_t heads) {
   const std::size_t w = a.out_proj.out, dh = w / heads, nq = q_in.rows, nk = kv.rows, nh = nq * heads;
