@@ -28,41 +28,25 @@ inline std::vector<Isa> supported_isas() {
   return out;
 }
 
-// Restores the active ISA at scope exit.
-class IsaScope {
+// Sets one of the kernels' process-wide switches for a scope and restores the previous value at its exit.
+template <class T, T (*Get)(), void (*Set)(T)>
+class SwitchScope {
  public:
-  explicit IsaScope(Isa isa) : saved_(active_isa()) { set_active_isa(isa); }
-  ~IsaScope() { set_active_isa(saved_); }
-  IsaScope(const IsaScope&) = delete;
-  IsaScope& operator=(const IsaScope&) = delete;
+  explicit SwitchScope(T value) : saved_(Get()) { Set(value); }
+  ~SwitchScope() { Set(saved_); }
+  SwitchScope(const SwitchScope&) = delete;
+  SwitchScope& operator=(const SwitchScope&) = delete;
 
  private:
-  Isa saved_;
+  T saved_;
 };
 
-// Switches the AMX tiles on or off (set_amx_enabled), restoring them at scope exit.
-class AmxScope {
- public:
-  explicit AmxScope(bool on) : saved_(amx_enabled() || !amx_supported()) { set_amx_enabled(on); }
-  ~AmxScope() { set_amx_enabled(saved_); }
-  AmxScope(const AmxScope&) = delete;
-  AmxScope& operator=(const AmxScope&) = delete;
+// What set_amx_enabled(saved) restores: on where the tiles are unsupported (switching them on does nothing).
+inline bool amx_setting() { return amx_enabled() || !amx_supported(); }
 
- private:
-  bool saved_;
-};
-
-// Switches bf16_products() (isa.h), restoring it at scope exit.
-class Bf16ProductsScope {
- public:
-  explicit Bf16ProductsScope(Bf16Products p) : saved_(bf16_products()) { set_bf16_products(p); }
-  ~Bf16ProductsScope() { set_bf16_products(saved_); }
-  Bf16ProductsScope(const Bf16ProductsScope&) = delete;
-  Bf16ProductsScope& operator=(const Bf16ProductsScope&) = delete;
-
- private:
-  Bf16Products saved_;
-};
+using IsaScope = SwitchScope<Isa, active_isa, set_active_isa>;
+using AmxScope = SwitchScope<bool, amx_setting, set_amx_enabled>;
+using Bf16ProductsScope = SwitchScope<Bf16Products, bf16_products, set_bf16_products>;
 
 inline std::vector<float> random_floats(std::mt19937& rng, int64_t n, float lo = -1.0f, float hi = 1.0f) {
   std::uniform_real_distribution<float> dist(lo, hi);

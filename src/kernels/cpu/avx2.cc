@@ -381,9 +381,7 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
     }
   for (int64_t b = 0; b < w.blocks; ++b) {
     if constexpr (TB == 1 && !STRIP) {  // the GEMV tile: the lines kGemvPrefetchBytes ahead, into L2
-      const uint8_t* ahead = w.data + g0 / 2 * w.blocks * bs + b * bs + kGemvPrefetchBytes;
-#pragma GCC unroll 8
-      for (int64_t k = 0; k < bs; k += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + k), _MM_HINT_T1);
+      prefetch_l2(w.data + g0 / 2 * w.blocks * bs + b * bs + kGemvPrefetchBytes, bs);
     }
     const int8_t* xb = a.q + t * a.cols + b * kQBlock;
     __m256i acc[RH][TB], acc2[SUB ? RH : 1][SUB ? TB : 1];
@@ -977,8 +975,7 @@ void fma16_micro(const PackedView& w, const float* x, int64_t t, int64_t p, int 
   for (int64_t c = 0; c < w.cols; ++c) {
     const uint8_t* chunk = panel + c * 2 * kFmaPanelRows;
     if constexpr (PF) {  // decoding: the panel's stream kGemvPrefetchBytes ahead, into L2
-      _mm_prefetch(reinterpret_cast<const char*>(chunk + kGemvPrefetchBytes), _MM_HINT_T1);
-      _mm_prefetch(reinterpret_cast<const char*>(chunk + kGemvPrefetchBytes + 64), _MM_HINT_T1);
+      prefetch_l2(chunk + kGemvPrefetchBytes, 2 * kFmaPanelRows);
     }
     __m256 wv[G];
 #pragma GCC unroll 8
@@ -1010,11 +1007,11 @@ void fma16_micro(const PackedView& w, const float* x, int64_t t, int64_t p, int 
 
 template <bool BF16>
 void fma16_panels(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1, float* y) {
+  const bool prefetch = prefetch_16bit_streams();
   for (int64_t p = p0; p < p1; ++p) {
     // Decode: whole panels (8 ymm), one token after another (with 4 tokens, half or quarter panels striding
     // over the 128-byte chunks read 20-25 % less of the bandwidth on Zen 4).
     if (t1 - t0 <= kGemvPrefetchTokens) {
-      const bool prefetch = prefetch_16bit_streams();
       for (int64_t t = t0; t < t1; ++t) {
         if (prefetch) {
           fma16_micro<BF16, 8, 1, true>(w, x, t, p, 0, y);

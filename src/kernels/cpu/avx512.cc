@@ -457,8 +457,7 @@ void fma16_micro(const PackedView& w, const float* x, int64_t t, int64_t p, floa
   for (int64_t c = 0; c < w.cols; ++c) {
     const uint8_t* chunk = panel + c * 2 * kFmaPanelRows;
     if constexpr (PF) {  // decoding: the panel's stream kGemvPrefetchBytes ahead, into L2
-      _mm_prefetch(reinterpret_cast<const char*>(chunk + kGemvPrefetchBytes), _MM_HINT_T1);
-      _mm_prefetch(reinterpret_cast<const char*>(chunk + kGemvPrefetchBytes + 64), _MM_HINT_T1);
+      prefetch_l2(chunk + kGemvPrefetchBytes, 2 * kFmaPanelRows);
     }
     __m512 wv[4];
 #pragma GCC unroll 4
@@ -485,8 +484,9 @@ constexpr int kFma16Tokens = 6;
 
 template <bool BF16>
 void fma16_panels(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1, float* y) {
+  const bool stream = t1 - t0 <= kGemvPrefetchTokens && prefetch_16bit_streams();
   for (int64_t p = p0; p < p1; ++p) {
-    if (t1 - t0 <= kGemvPrefetchTokens && prefetch_16bit_streams()) {
+    if (stream) {
       with_count(t1 - t0, [&]<int TB>() { fma16_micro<BF16, TB, true>(w, x, t0, p, y); });
       continue;
     }
@@ -526,8 +526,7 @@ void bf16_fma_micro(const PackedView& w, const float* x, int64_t t, int64_t p, f
   for (int64_t k = 0; k < chunks; ++k) {
     if constexpr (PF) {  // decoding: each panel's stream kGemvPrefetchBytes ahead, into L2
 #pragma GCC unroll 4
-      for (int i = 0; i < RP; ++i)
-        _mm_prefetch(reinterpret_cast<const char*>(base[i] + 64 * k + kGemvPrefetchBytes), _MM_HINT_T1);
+      for (int i = 0; i < RP; ++i) prefetch_l2(base[i] + 64 * k + kGemvPrefetchBytes, 64);
     }
     __m512 even[RP], odd[RP];
 #pragma GCC unroll 4

@@ -203,9 +203,8 @@ void chunks(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1,
       const int64_t parts = groups > 0 ? groups : 1;
       const int64_t share = (panel_bytes / 64 + parts - 1) / parts * 64;
       for (int64_t g = 0; g < groups; ++g) {
-        if (next != nullptr)
-          for (int64_t k = g * share; k < (g + 1) * share && k < panel_bytes; k += 64)
-            _mm_prefetch(reinterpret_cast<const char*>(next + k), _MM_HINT_T1);
+        if (next != nullptr && g * share < panel_bytes)
+          prefetch_l2(next + g * share, share < panel_bytes - g * share ? share : panel_bytes - g * share);
         const int64_t t = tc + g * kTileTokens;
         const int64_t at = g * w.blocks * kTileTokens;
         panel_tokens<MINS, SIGNED>(w, a.q + t * a.cols, a.cols, d + at, xsum + at, t, p, recs, stride, y);
@@ -258,8 +257,7 @@ void configure_bf16_tiles() {
 }
 
 constexpr int64_t kBf16Step = 32;  // columns per tdpbf16ps
-constexpr int64_t kBf16PrefetchTokens = 4;     // calls of at most this many tokens prefetch their weights,
-constexpr int64_t kBf16PrefetchBytes = 2048;  // this far ahead in each panel
+constexpr int64_t kBf16PrefetchBytes = 2048;  // how far ahead decode calls (kGemvPrefetchTokens) prefetch each panel
 
 // Stores C tile `tile` (a group of tokens [t, t + 16) × panel p) into y, only the tokens below t1 and rows below
 // w.rows.
@@ -314,15 +312,11 @@ void bf16_tiles(const PackedView& w, const uint16_t* xb, int64_t t, int64_t t1, 
   // Decoding (a few tokens): the tile unit idles on the weight stream, so each panel's next-but-one KiB is
   // prefetched into L2 (qwen35-0.8b BF16 decode +8 %; 4 KiB ahead gained nothing; docs/performance.md,
   // "Decode: prefetches and huge pages").
-  const bool stream = G == 1 && t1 - t <= kBf16PrefetchTokens;
+  const bool stream = G == 1 && t1 - t <= kGemvPrefetchTokens;
   for (int64_t c = 0; c < w.cols_padded; c += kBf16Step) {
     if (stream) {
-#pragma GCC unroll 16
-      for (int64_t k = 0; k < kBf16Step * 32; k += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(b0 + c * 32 + kBf16PrefetchBytes + k), _MM_HINT_T1);
-        if constexpr (P == 2)
-          _mm_prefetch(reinterpret_cast<const char*>(b1 + c * 32 + kBf16PrefetchBytes + k), _MM_HINT_T1);
-      }
+      prefetch_l2(b0 + c * 32 + kBf16PrefetchBytes, kBf16Step * 32);
+      if constexpr (P == 2) prefetch_l2(b1 + c * 32 + kBf16PrefetchBytes, kBf16Step * 32);
     }
     _tile_loadd(4, a0 + c, xs);
     _tile_loadd(6, b0 + c * 32, 64);  // 16 chunks of 64 bytes per 32 columns

@@ -210,9 +210,7 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
 
   for (int64_t b = 0; b < w.blocks; ++b) {
     if constexpr (RP == 1 && !STRIP) {  // the GEMV tile: the lines kGemvPrefetchBytes ahead, into L2
-#pragma GCC unroll 8
-      for (int64_t k = 0; k < bs; k += 64)
-        _mm_prefetch(reinterpret_cast<const char*>(base[0] + b * bs + kGemvPrefetchBytes + k), _MM_HINT_T1);
+      prefetch_l2(base[0] + b * bs + kGemvPrefetchBytes, bs);
     }
     if (kHoistSuper && factored && b % kSuperBlocks == 0) {
       d_super = _mm512_loadu_ps(super_of(0, b));
@@ -613,8 +611,7 @@ void bf16_micro(const PackedView& w, const uint16_t* xb, int64_t t, int64_t p, f
   for (int64_t k = 0; k < chunks; ++k) {
     if constexpr (PF) {  // decoding: each panel's stream kGemvPrefetchBytes ahead, into L2
 #pragma GCC unroll 4
-      for (int i = 0; i < RP; ++i)
-        _mm_prefetch(reinterpret_cast<const char*>(base[i] + 64 * k + kGemvPrefetchBytes), _MM_HINT_T1);
+      for (int i = 0; i < RP; ++i) prefetch_l2(base[i] + 64 * k + kGemvPrefetchBytes, 64);
     }
     __m512bh wv[RP];
 #pragma GCC unroll 4

@@ -58,12 +58,20 @@ inline constexpr int64_t kFifthBits = 256;
 // on the AVX2 tiles there (docs/performance.md, "Decode: prefetches and huge pages"); 1–2 KiB, or into L1,
 // gained less. Not measured on an AMD CPU.
 inline constexpr int64_t kGemvPrefetchBytes = 4096;
-// The 16-bit tiles (Bf16 on vdpbf16ps or on FMAs, F16, Bf16Fma) prefetch the same way in calls of at most this
-// many tokens (decoding), where they stream their panels from DRAM once — on Intel CPUs only
-// (prefetch_16bit_streams): on the AMX Xeon it gained 5–20 % (docs/performance.md, "The 16-bit tiles prefetch
-// too"), while on a Zen EPYC a BF16 prefetch (1 KiB ahead) had cost 10–20 %, and 4 KiB there is unmeasured.
+// Calls of at most this many tokens are decoding: they stream their panels from DRAM once, and the 16-bit tiles
+// prefetch then. The AMX BF16 tiles prefetch 2 KiB ahead. Bf16 on vdpbf16ps or on FMAs, F16 and Bf16Fma prefetch
+// kGemvPrefetchBytes ahead, as the Int8 GEMV tiles do, but on Intel CPUs only (prefetch_16bit_streams): on the
+// AMX Xeon that gained 5–20 % (docs/performance.md, "The 16-bit tiles prefetch too"), while on a Zen EPYC a
+// BF16 prefetch 1 KiB ahead had cost 10–20 %, and 4 KiB there is unmeasured.
 inline constexpr int64_t kGemvPrefetchTokens = 4;
 bool prefetch_16bit_streams();
+
+// The streaming tiles' software prefetch: every 64-byte line of [from, from + bytes) into L2 (prefetcht1).
+// Callers pass the address kGemvPrefetchBytes (or their own distance) ahead of what they load.
+inline void prefetch_l2(const uint8_t* from, int64_t bytes) {
+#pragma GCC unroll 8
+  for (int64_t k = 0; k < bytes; k += 64) __builtin_prefetch(from + k, 0, 2);
+}
 
 // The prefill tiles over 5- and 6-bit records first unpack the records of the panels they work on (up to
 // kStripPanels) into the caller's scratch, kStripRecordBytes per record: the 8 chunks of the 8-bit layout
