@@ -9,6 +9,7 @@
 // [out, in], applied as y = W·x; accumulation is fp32 (never lower).
 #pragma once
 #include <cstdint>
+#include <span>
 
 namespace verdict::kernels {
 
@@ -268,6 +269,15 @@ void check_weight(const WeightMatrix& w, const char* what);
 //    fma(W[r, 0], x[0], 0)) …), one fp32 fused multiply-add per column in column order, on every ISA
 //    (ref::matmul_fma is the twin, bit for bit).
 void matmul(const WeightMatrix& w, const float* x, int64_t n, float* y);
+
+// Several products of the same activations: for each p, p.y = x · p.wᵀ, exactly matmul(*p.w, x, n, p.y) (bit
+// for bit). Consecutive packed Int8 matrices with the same columns and activation format (Q8_0/Q4_0/Q5_0/IQ4_NL
+// together; Q4_K/Q5_K together; ...) share one quantization of x instead of one each.
+struct MatmulOutput {
+  const WeightMatrix* w = nullptr;
+  float* y = nullptr;
+};
+void matmul_shared_input(std::span<const MatmulOutput> products, const float* x, int64_t n);
 
 // Owns repacked weights; move-only; the view it hands out stays at the same address when moved.
 class PackedWeight {

@@ -765,6 +765,54 @@ TEST(Packed, RowsAreIndependentOfBatchAndThreads) {
   set_num_threads(saved_threads);
 }
 
+// matmul_shared_input gives every product what matmul gives it alone, bit for bit, whether consecutive matrices
+// share their quantized activations (same format), need other ones (block_q8_0 / q8_1 / q8_K, 16-column sums)
+// or are not Int8 at all, on every ISA.
+TEST(Packed, SharedInputProductsAreTheSeparateProductsBitForBit) {
+  std::mt19937 rng(29);
+  const int saved_threads = num_threads();
+  set_num_threads(2);
+  const int64_t cols = 512;
+  const std::vector<std::vector<PackCase>> sequences = {
+      {{WeightType::Q8_0, 0, 0, PackKind::Int8}, {WeightType::Q4_0, 0, 0, PackKind::Int8},
+       {WeightType::Q5_0, 0, 0, PackKind::Int8}, {WeightType::IQ4_NL, 0, 0, PackKind::Int8}},
+      {{WeightType::Q4_K, 0, 0, PackKind::Int8}, {WeightType::Q5_K, 0, 0, PackKind::Int8},
+       {WeightType::IQ4_XS, 0, 0, PackKind::Int8}, {WeightType::Q6_K, 0, 0, PackKind::Int8},
+       {WeightType::Q3_K, 0, 0, PackKind::Int8}, {WeightType::Q2_K, 0, 0, PackKind::Int8}},
+      {{WeightType::Q4_0, 0, 0, PackKind::Int8}, {WeightType::Q4_1, 0, 0, PackKind::Int8},
+       {WeightType::Q5_1, 0, 0, PackKind::Int8}, {WeightType::Q4_0, 0, 0, PackKind::Int8}},
+      {{WeightType::Q8_0, 0, 0, PackKind::Int8}, {WeightType::Q4_K, 0, 0, PackKind::Int8},
+       {WeightType::MlxAffine, 4, 64, PackKind::Int8}, {WeightType::Q8_0, 0, 0, PackKind::Int8}},
+      {{WeightType::BF16, 0, 0, PackKind::Bf16}, {WeightType::Q8_0, 0, 0, PackKind::Int8},
+       {WeightType::F32, 0, 0, PackKind::None}, {WeightType::Q8_0, 0, 0, PackKind::Int8},
+       {WeightType::F16, 0, 0, PackKind::F16}}};
+  for (const std::vector<PackCase>& sequence : sequences) {
+    std::vector<PackedSetup> ms;
+    for (const PackCase& k : sequence) {
+      const int64_t rows = std::uniform_int_distribution<int64_t>(1, 80)(rng);
+      ms.push_back(packed_setup(rng, k, rows, cols));
+    }
+    for (int64_t n : {int64_t{1}, int64_t{4}, int64_t{37}}) {
+      auto x = random_floats(rng, n * cols);
+      for (Isa isa : supported_isas()) {
+        IsaScope scope(isa);
+        std::vector<std::vector<float>> shared;
+        std::vector<MatmulOutput> products;
+        for (const PackedSetup& m : ms)
+          shared.emplace_back(static_cast<std::size_t>(n * m.packed.rows), std::numeric_limits<float>::quiet_NaN());
+        for (std::size_t i = 0; i < ms.size(); ++i) products.push_back({&ms[i].packed, shared[i].data()});
+        matmul_shared_input(products, x.data(), n);
+        for (std::size_t i = 0; i < ms.size(); ++i) {
+          const std::vector<float> alone = run(ms[i].packed, x, n);
+          ASSERT_EQ(0, std::memcmp(alone.data(), shared[i].data(), alone.size() * sizeof(float)))
+              << isa_name(isa) << " product " << i << " type " << int(sequence[i].type) << " n " << n;
+        }
+      }
+    }
+  }
+  set_num_threads(saved_threads);
+}
+
 TEST(Packed, MovingKeepsTheViewAndUnsupportedTypesStayUnpacked) {
   std::mt19937 rng(24);
   auto w = make_weight(rng, WeightType::Q8_0, 20, 64);

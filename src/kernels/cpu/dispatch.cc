@@ -197,78 +197,99 @@ const float* expand_factors(const PackedView& w, int64_t p0, int64_t p1, float* 
   return out;
 }
 
+// Int8 products take each token's activations quantized per block (ops.h); two matrices with the same columns
+// and activation format (same_activations) take the very same quantized rows.
+bool same_activations(const PackedView& a, const PackedView& b) {
+  return a.kind == PackKind::Int8 && b.kind == PackKind::Int8 && a.cols == b.cols &&
+         (a.factors != nullptr) == (b.factors != nullptr) && a.q8_1_sums == b.q8_1_sums && a.sub16 == b.sub16 &&
+         cpu::integer_super_sums(a) == cpu::integer_super_sums(b);
+}
+
+// x's n rows quantized as w's Int8 products take them, into this thread's buffers (valid until its next call).
+cpu::QuantizedRows quantize_activations(const PackedView& w, const float* x, int64_t n) {
+  const cpu::KernelTable& k = table_for(active_isa());
+  thread_local std::vector<int8_t> q;
+  thread_local std::vector<float> d, xsum;
+  thread_local std::vector<int32_t> qsum, qsum16, pairs16;
+  cpu::QuantizedRows a;
+  a.cols = w.cols;
+  a.blocks = w.blocks;
+  int8_t* qp = thread_buffer(q, n * w.cols);
+  float* dp = thread_buffer(d, n * w.blocks);
+  int32_t* sp = thread_buffer(qsum, n * w.blocks);
+  float* xp = thread_buffer(xsum, n * w.blocks);
+  // K-quant and IQ4_XS weights (the ones with factors) take ggml's block_q8_K activations, the others
+  // block_q8_0's.
+  const auto quantize = w.factors != nullptr ? k.quantize_rows_super : k.quantize_rows;
+  parallel_for(n, 4.0 * static_cast<double>(w.cols),
+               [&](int64_t t) { quantize(x, t, t + 1, w.cols, qp, dp, sp, xp); });
+  if (w.q8_1_sums) {  // Q4_1, Q5_1: the mins multiply block_q8_1's rounded sums, not Σx
+    parallel_for(n, static_cast<double>(w.cols), [&](int64_t t) {
+      for (int64_t b = 0; b < w.blocks; ++b) {
+        const float* xb = x + t * w.cols + b * cpu::kQBlock;
+        float amax = 0.0f;
+        for (int64_t c = 0; c < cpu::kQBlock; ++c) amax = std::max(amax, std::fabs(xb[c]));
+        xp[t * w.blocks + b] = cpu::q8_1_sum(amax, sp[t * w.blocks + b]);
+      }
+    });
+  }
+  a.q = qp;
+  a.d = dp;
+  a.qsum = sp;
+  a.xsum = xp;
+  if (w.sub16) {  // Σq of each 16-column half: the integer sums the two scales of a record start from
+    // (Q2_K, Q3_K: also as the pairs of int16 their kernels multiply)
+    int32_t* hp = thread_buffer(qsum16, 2 * n * w.blocks);
+    int32_t* pp = cpu::integer_super_sums(w) ? thread_buffer(pairs16, n * w.blocks) : nullptr;
+    parallel_for(n, static_cast<double>(w.cols), [&](int64_t t) {
+      for (int64_t h = 0; h < 2 * w.blocks; ++h) {
+        int32_t s = 0;
+        for (int64_t c = 0; c < 16; ++c) s += qp[t * w.cols + 16 * h + c];
+        hp[t * 2 * w.blocks + h] = s;
+      }
+      if (pp != nullptr) {
+        for (int64_t b = 0; b < w.blocks; ++b) {
+          const auto lo = static_cast<uint32_t>(hp[t * 2 * w.blocks + 2 * b]) & 0xFFFFu;
+          const auto hi = static_cast<uint32_t>(hp[t * 2 * w.blocks + 2 * b + 1]) << 16;
+          pp[t * w.blocks + b] = static_cast<int32_t>(lo | hi);
+        }
+      }
+    });
+    a.qsum16 = hp;
+    a.pairs16 = pp;
+  }
+  return a;
+}
+
+// y = x · wᵀ on Int8 records, from x's rows quantized by quantize_activations (for w or a matrix with the same
+// activations).
+void int8_product(const PackedView& w, const cpu::QuantizedRows& a, int64_t n, float* y) {
+  const Isa isa = active_isa();
+  const auto tile = int8_tile_for(isa);
+  // Chunks of whole register tiles: the AVX-512 VNNI prefill tile is 3 panels wide (its GEMV tile 1, the AMX
+  // tiles 1, in front of it), the AVX2 and scalar tiles 2.
+  const int64_t panels = tile != cpu::int8_tile_avx512vnni && tile != cpu::int8_tile_amx ? 2 : 3;
+  PackedView view = w;
+  if (w.factors != nullptr && !cpu::integer_super_sums(w) && n > kExpandFactorsFrom) {
+    thread_local std::vector<float> expanded;
+    float* ep = thread_buffer(expanded, w.panels * w.blocks * 2 * cpu::kPackRows);
+    parallel_for(w.panels, static_cast<double>(w.blocks * 2 * cpu::kPackRows),
+                 [&](int64_t p) { expand_factors(w, p, p + 1, ep + p * w.blocks * 2 * cpu::kPackRows); });
+    view.expanded = ep;
+  }
+  const int64_t scratch_bytes = tile == cpu::int8_tile_amx
+                                    ? std::max(cpu::int8_scratch_bytes(w), cpu::amx_scratch_bytes(w))
+                                    : cpu::int8_scratch_bytes(w);
+  run_packed(w, n, panels, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) {
+    tile(view, a, t0, t1, p0, p1, y, scratch_bytes > 0 ? thread_scratch(scratch_bytes) : nullptr);
+  });
+}
+
 void matmul_packed(const PackedView& w, const float* x, int64_t n, float* y) {
   const Isa isa = active_isa();
   const cpu::KernelTable& k = table_for(isa);
   if (w.kind == PackKind::Int8) {
-    thread_local std::vector<int8_t> q;
-    thread_local std::vector<float> d, xsum;
-    thread_local std::vector<int32_t> qsum, qsum16, pairs16;
-    cpu::QuantizedRows a;
-    a.cols = w.cols;
-    a.blocks = w.blocks;
-    int8_t* qp = thread_buffer(q, n * w.cols);
-    float* dp = thread_buffer(d, n * w.blocks);
-    int32_t* sp = thread_buffer(qsum, n * w.blocks);
-    float* xp = thread_buffer(xsum, n * w.blocks);
-    // K-quant and IQ4_XS weights (the ones with factors) take ggml's block_q8_K activations, the others
-    // block_q8_0's.
-    const auto quantize = w.factors != nullptr ? k.quantize_rows_super : k.quantize_rows;
-    parallel_for(n, 4.0 * static_cast<double>(w.cols),
-                 [&](int64_t t) { quantize(x, t, t + 1, w.cols, qp, dp, sp, xp); });
-    if (w.q8_1_sums) {  // Q4_1, Q5_1: the mins multiply block_q8_1's rounded sums, not Σx
-      parallel_for(n, static_cast<double>(w.cols), [&](int64_t t) {
-        for (int64_t b = 0; b < w.blocks; ++b) {
-          const float* xb = x + t * w.cols + b * cpu::kQBlock;
-          float amax = 0.0f;
-          for (int64_t c = 0; c < cpu::kQBlock; ++c) amax = std::max(amax, std::fabs(xb[c]));
-          xp[t * w.blocks + b] = cpu::q8_1_sum(amax, sp[t * w.blocks + b]);
-        }
-      });
-    }
-    a.q = qp;
-    a.d = dp;
-    a.qsum = sp;
-    a.xsum = xp;
-    if (w.sub16) {  // Σq of each 16-column half: the integer sums the two scales of a record start from
-      // (Q2_K, Q3_K: also as the pairs of int16 their kernels multiply)
-      int32_t* hp = thread_buffer(qsum16, 2 * n * w.blocks);
-      int32_t* pp = cpu::integer_super_sums(w) ? thread_buffer(pairs16, n * w.blocks) : nullptr;
-      parallel_for(n, static_cast<double>(w.cols), [&](int64_t t) {
-        for (int64_t h = 0; h < 2 * w.blocks; ++h) {
-          int32_t s = 0;
-          for (int64_t c = 0; c < 16; ++c) s += qp[t * w.cols + 16 * h + c];
-          hp[t * 2 * w.blocks + h] = s;
-        }
-        if (pp != nullptr) {
-          for (int64_t b = 0; b < w.blocks; ++b) {
-            const auto lo = static_cast<uint32_t>(hp[t * 2 * w.blocks + 2 * b]) & 0xFFFFu;
-            const auto hi = static_cast<uint32_t>(hp[t * 2 * w.blocks + 2 * b + 1]) << 16;
-            pp[t * w.blocks + b] = static_cast<int32_t>(lo | hi);
-          }
-        }
-      });
-      a.qsum16 = hp;
-      a.pairs16 = pp;
-    }
-    const auto tile = int8_tile_for(isa);
-    // Chunks of whole register tiles: the AVX-512 VNNI prefill tile is 3 panels wide (its GEMV tile 1, the AMX
-    // tiles 1, in front of it), the AVX2 and scalar tiles 2.
-    const int64_t panels = tile != cpu::int8_tile_avx512vnni && tile != cpu::int8_tile_amx ? 2 : 3;
-    PackedView view = w;
-    if (w.factors != nullptr && !cpu::integer_super_sums(w) && n > kExpandFactorsFrom) {
-      thread_local std::vector<float> expanded;
-      float* ep = thread_buffer(expanded, w.panels * w.blocks * 2 * cpu::kPackRows);
-      parallel_for(w.panels, static_cast<double>(w.blocks * 2 * cpu::kPackRows),
-                   [&](int64_t p) { expand_factors(w, p, p + 1, ep + p * w.blocks * 2 * cpu::kPackRows); });
-      view.expanded = ep;
-    }
-    const int64_t scratch_bytes = tile == cpu::int8_tile_amx
-                                      ? std::max(cpu::int8_scratch_bytes(w), cpu::amx_scratch_bytes(w))
-                                      : cpu::int8_scratch_bytes(w);
-    run_packed(w, n, panels, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) {
-      tile(view, a, t0, t1, p0, p1, y, scratch_bytes > 0 ? thread_scratch(scratch_bytes) : nullptr);
-    });
+    int8_product(w, quantize_activations(w, x, n), n, y);
     return;
   }
   if (w.kind == PackKind::F16 || w.kind == PackKind::Bf16Fma) {
@@ -490,6 +511,26 @@ void matmul(const WeightMatrix& w, const float* x, int64_t n, float* y) {
     k.matmul_tile(w, x, t0, std::min(n, t0 + kTokenBlock), r0, std::min(w.rows, r0 + chunk_rows), y,
                   panel_scratch(scratch_floats));
   });
+}
+
+void matmul_shared_input(std::span<const MatmulOutput> products, const float* x, int64_t n) {
+  if (n <= 0) return;
+  const PackedView* held = nullptr;  // the matrix whose activations `a` holds (this thread's buffers)
+  cpu::QuantizedRows a;
+  for (const MatmulOutput& p : products) {
+    const WeightMatrix& w = *p.w;
+    if (w.rows <= 0) continue;
+    if (w.pack == nullptr || w.pack->kind != PackKind::Int8) {
+      matmul(w, x, n, p.y);
+      held = nullptr;
+      continue;
+    }
+    if (held == nullptr || !same_activations(*held, *w.pack)) {
+      a = quantize_activations(*w.pack, x, n);
+      held = w.pack;
+    }
+    int8_product(*w.pack, a, n, p.y);
+  }
 }
 
 void dequantize_row(const WeightMatrix& w, int64_t r, float* out) { active_table().dequantize_row(w, r, out); }

@@ -65,9 +65,9 @@ void attention_forward(const StepContext& step, const AttentionWeights& w, int64
   const int64_t T = step.pool.max_tokens();
 
   Activations qg(rows * QG), k(rows * KV), v(rows * KV);
-  kernels::matmul(w.q_proj.view, xn, rows, qg.data());
-  kernels::matmul(w.k_proj.view, xn, rows, k.data());
-  kernels::matmul(w.v_proj.view, xn, rows, v.data());
+  const kernels::MatmulOutput projections[] = {
+      {&w.q_proj.view, qg.data()}, {&w.k_proj.view, k.data()}, {&w.v_proj.view, v.data()}};
+  kernels::matmul_shared_input(projections, xn, rows);
 
   // inv_freq[i] = θ^(−2i/R). For text, the interleaved M-RoPE sections all carry the token position,
   // which makes it exactly this 1-D rotary embedding (spec §7.3).

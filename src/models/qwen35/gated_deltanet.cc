@@ -42,12 +42,12 @@ void deltanet_forward(const StepContext& step, const DeltaNetWeights& w, int64_t
   const int64_t rows = step.rows, C = c.conv_dim(), VD = c.value_dim();
   const int64_t nv = c.nv, dk = c.dk, dv = c.dv, key_dim = c.key_dim();
 
-  // Projections (spec §6.1).
+  // Projections (spec §6.1), of the same input: quantized once where their types allow.
   Activations p(rows * C), z(rows * VD), b(rows * nv), a(rows * nv);
-  kernels::matmul(w.in_proj_qkv.view, xn, rows, p.data());
-  kernels::matmul(w.in_proj_z.view, xn, rows, z.data());
-  kernels::matmul(w.in_proj_b.view, xn, rows, b.data());
-  kernels::matmul(w.in_proj_a.view, xn, rows, a.data());
+  const kernels::MatmulOutput projections[] = {
+      {&w.in_proj_qkv.view, p.data()}, {&w.in_proj_z.view, z.data()}, {&w.in_proj_b.view, b.data()},
+      {&w.in_proj_a.view, a.data()}};
+  kernels::matmul_shared_input(projections, xn, rows);
 
   // Conv + SiLU per sequence, then q̂/k̂ → L2 (q also × 1/sqrt(dk)), β and g (spec §6.2, §6.3).
   Activations y(rows * C);

@@ -11,8 +11,8 @@ namespace verdict::models::qwen35 {
 void mlp_forward(const MlpWeights& w, const float* xn, int64_t rows, float* out) {
   const int64_t I = w.gate_proj.view.rows;
   Activations gate(rows * I), up(rows * I);
-  kernels::matmul(w.gate_proj.view, xn, rows, gate.data());
-  kernels::matmul(w.up_proj.view, xn, rows, up.data());
+  const kernels::MatmulOutput projections[] = {{&w.gate_proj.view, gate.data()}, {&w.up_proj.view, up.data()}};
+  kernels::matmul_shared_input(projections, xn, rows);
   kernels::parallel_for(rows, static_cast<double>(4 * I), [&](int64_t r) {
     float* g = gate.data() + r * I;
     kernels::silu_mul(I, g, up.data() + r * I, g);
