@@ -47,11 +47,18 @@ void attend_block(const float* rows, const float* kt, int64_t ldk, const float* 
 
 }  // namespace
 
-void apply_rotary(float* x, int64_t rotary_dim, const double* inv_freq, int64_t pos) {
+void rotary_angles(int64_t rotary_dim, const double* inv_freq, int64_t pos, double* cos_sin) {
+  for (int64_t i = 0; i < rotary_dim / 2; ++i) {
+    const double phi = static_cast<double>(pos) * inv_freq[i];
+    cos_sin[2 * i] = std::cos(phi);
+    cos_sin[2 * i + 1] = std::sin(phi);
+  }
+}
+
+void apply_rotary_angles(float* x, int64_t rotary_dim, const double* cos_sin) {
   const int64_t half = rotary_dim / 2;
   for (int64_t i = 0; i < half; ++i) {
-    const double phi = static_cast<double>(pos) * inv_freq[i];
-    const double c = std::cos(phi), s = std::sin(phi);
+    const double c = cos_sin[2 * i], s = cos_sin[2 * i + 1];
     const double a = x[i], b = x[i + half];
     x[i] = static_cast<float>(a * c - b * s);
     x[i + half] = static_cast<float>(b * c + a * s);
@@ -75,21 +82,25 @@ void attention_forward(const StepContext& step, const AttentionWeights& w, int64
   for (std::size_t i = 0; i < inv_freq.size(); ++i)
     inv_freq[i] = std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / static_cast<double>(c.rotary_dim));
 
-  // q/k norms and rotary per row; the new keys and values go to the cache (spec §7.2, §7.3, §7.5).
+  // q/k norms and rotary per row (the position's sines and cosines once, for all its heads); the new keys
+  // and values go to the cache (spec §7.2, §7.3, §7.5).
   for (const Segment& seg : step.segments) {
     float* keys = step.pool.keys(seg.slot, index);
     float* values = step.pool.values(seg.slot, index);
     kernels::parallel_for(seg.n, static_cast<double>(4 * (c.nq + c.nkv) * hd), [&](int64_t t) {
       const int64_t r = seg.row0 + t, pos = seg.start + t;
+      thread_local std::vector<double> cos_sin;
+      cos_sin.resize(static_cast<std::size_t>(c.rotary_dim));
+      rotary_angles(c.rotary_dim, inv_freq.data(), pos, cos_sin.data());
       for (int64_t h = 0; h < c.nq; ++h) {
         float* q = qg.data() + r * QG + h * 2 * hd;
         rms_norm(q, w.q_norm.data(), hd, c.eps, q);
-        apply_rotary(q, c.rotary_dim, inv_freq.data(), pos);
+        apply_rotary_angles(q, c.rotary_dim, cos_sin.data());
       }
       for (int64_t h = 0; h < c.nkv; ++h) {
         float* kh = k.data() + r * KV + h * hd;
         rms_norm(kh, w.k_norm.data(), hd, c.eps, kh);
-        apply_rotary(kh, c.rotary_dim, inv_freq.data(), pos);
+        apply_rotary_angles(kh, c.rotary_dim, cos_sin.data());
         std::copy_n(kh, hd, keys + (h * T + pos) * hd);
         std::copy_n(v.data() + r * KV + h * hd, hd, values + (h * T + pos) * hd);
       }
