@@ -8,6 +8,8 @@
 //    folded to int32 once per 32-column block), 32 multiply-adds per instruction.
 //  * vfmadd_ymm_peak: vfmadd231ps ymm into 12 accumulators: the AVX2 F16 kernel's bound, 8 multiply-adds
 //    per instruction (the fp32 values of the constants' bit patterns: products ≈ −1, no subnormals).
+//  * vpdpbusd_ymm_peak: AVX-VNNI's vpdpbusd on ymm (VEX-encoded) into 12 accumulators: the bound of the AVX2
+//    Int8 tiles on AVX-VNNI, 32 multiply-adds per instruction. Called only when the CPU has AVX-VNNI.
 // Called only when the CPU has AVX2.
 #include <cstdint>
 
@@ -32,6 +34,10 @@ namespace verdict::bench {
 #define VERDICT_FMA_12                                                                                  \
   VERDICT_FMA(3) VERDICT_FMA(4) VERDICT_FMA(5) VERDICT_FMA(6) VERDICT_FMA(7) VERDICT_FMA(8) VERDICT_FMA(9) \
   VERDICT_FMA(10) VERDICT_FMA(11) VERDICT_FMA(12) VERDICT_FMA(13) VERDICT_FMA(14)
+#define VERDICT_DPBUSD(T) "%{vex%} vpdpbusd %%ymm1, %%ymm0, %%ymm" #T "\n\t"
+#define VERDICT_DPBUSD_12                                                                                   \
+  VERDICT_DPBUSD(3) VERDICT_DPBUSD(4) VERDICT_DPBUSD(5) VERDICT_DPBUSD(6) VERDICT_DPBUSD(7) VERDICT_DPBUSD(8) \
+  VERDICT_DPBUSD(9) VERDICT_DPBUSD(10) VERDICT_DPBUSD(11) VERDICT_DPBUSD(12) VERDICT_DPBUSD(13) VERDICT_DPBUSD(14)
 #define VERDICT_ZERO_ALL                                                                                      \
   "vpxor %%ymm3, %%ymm3, %%ymm3\n\t" "vpxor %%ymm4, %%ymm4, %%ymm4\n\t" "vpxor %%ymm5, %%ymm5, %%ymm5\n\t"       \
   "vpxor %%ymm6, %%ymm6, %%ymm6\n\t" "vpxor %%ymm7, %%ymm7, %%ymm7\n\t" "vpxor %%ymm8, %%ymm8, %%ymm8\n\t" VERDICT_ZERO_ACC
@@ -58,9 +64,12 @@ VERDICT_AVX2_PEAK(maddubs_madd_peak, VERDICT_ZERO_ACC,
                   VERDICT_GROUPS_6 VERDICT_GROUPS_6 VERDICT_GROUPS_6 VERDICT_GROUPS_6)
 VERDICT_AVX2_PEAK(maddubs_peak, "", VERDICT_MADDUBS_12 VERDICT_MADDUBS_12)
 VERDICT_AVX2_PEAK(vfmadd_ymm_peak, VERDICT_ZERO_ALL, VERDICT_FMA_12 VERDICT_FMA_12)
+VERDICT_AVX2_PEAK(vpdpbusd_ymm_peak, VERDICT_ZERO_ALL, VERDICT_DPBUSD_12 VERDICT_DPBUSD_12)
 
 #undef VERDICT_AVX2_PEAK
 #undef VERDICT_ZERO_ALL
+#undef VERDICT_DPBUSD_12
+#undef VERDICT_DPBUSD
 #undef VERDICT_FMA_12
 #undef VERDICT_FMA
 #undef VERDICT_ZERO_ACC

@@ -43,6 +43,7 @@ using kernels::vpdpbusd_peak;
 void maddubs_madd_peak(int64_t iters);  // kernel_peak_avx2.cc
 void maddubs_peak(int64_t iters);
 void vfmadd_ymm_peak(int64_t iters);
+void vpdpbusd_ymm_peak(int64_t iters);
 void tdpbssd_peak(int64_t iters, int k_bytes);  // kernel_peak_amx.cc
 void tdpbf16ps_peak(int64_t iters);
 }  // namespace verdict::bench
@@ -541,12 +542,13 @@ void gemv_args(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_Gemv)->Apply(gemv_args)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 // ---------------------------------------------------------------------------------------------------
-// The AVX2 Int8 kernel (vpmaddubsw + vpmaddwd, no VNNI), selected explicitly whatever $VERDICT_ISA says,
-// and its peaks (kernel_peak_avx2.cc, timed as the AVX-512 ones; 24 groups per round, 32 multiply-adds = 64 ops per
+// The AVX2 Int8 kernel (vpmaddubsw + vpmaddwd; on CPUs with AVX-VNNI, unless $VERDICT_AVX_VNNI=0, its vpdpbusd
+// form), selected explicitly whatever $VERDICT_ISA says, and its peaks (kernel_peak_avx2.cc, timed as the AVX-512 ones; 24 groups per round, 32 multiply-adds = 64 ops per
 // group):
 // BM_PeakMaddubsAvx2 the 8-bit weights' sequence vpmaddubsw → vpmaddwd (ones) → vpaddd, BM_PeakMaddubsOnlyAvx2
 // vpmaddubsw alone (the 4-bit weights fold their int16 sums once per 32-column block); BM_PeakVfmaddAvx2
-// vfmadd231ps on ymm registers (the AVX2 F16 kernel, 16 ops each).
+// vfmadd231ps on ymm registers (the AVX2 F16 kernel, 16 ops each); BM_PeakVpdpbusdAvx2 AVX-VNNI's vpdpbusd on
+// ymm registers (the tiles where the CPU has AVX-VNNI, 64 ops each).
 
 void BM_PeakMaddubsAvx2(benchmark::State& state) {
   peak(state, verdict::bench::maddubs_madd_peak, 64, has_avx2(), "no AVX2");
@@ -559,7 +561,11 @@ void BM_PeakVfmaddAvx2(benchmark::State& state) {
 }
 BENCHMARK(BM_PeakMaddubsAvx2)->Threads(1)->Threads(2)->UseManualTime();
 BENCHMARK(BM_PeakMaddubsOnlyAvx2)->Threads(1)->Threads(2)->UseManualTime();
+void BM_PeakVpdpbusdAvx2(benchmark::State& state) {
+  peak(state, verdict::bench::vpdpbusd_ymm_peak, 64, kernels::avx_vnni_supported(), "no AVX-VNNI");
+}
 BENCHMARK(BM_PeakVfmaddAvx2)->Threads(1)->Threads(2)->UseManualTime();
+BENCHMARK(BM_PeakVpdpbusdAvx2)->Threads(1)->Threads(2)->UseManualTime();
 
 // n standard normal values (seeded).
 std::vector<float> normal_floats(int64_t n, unsigned seed) {
@@ -578,17 +584,25 @@ double timed_matmul(const kernels::WeightMatrix& w, const std::vector<float>& x,
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Seconds for `threads` threads of the pool to run maddubs_madd_peak; `ops` receives the operation count.
+// Seconds for `threads` threads of the pool to run the AVX2 Int8 tiles' peak loop (vpdpbusd_ymm_peak where they
+// run on AVX-VNNI, else maddubs_madd_peak); `ops` receives the operation count.
 double run_peak_avx2(int threads, double& ops) {
   constexpr int64_t kRounds = 1 << 13, kTasksPerThread = 4;
+  const bool vnni = kernels::avx_vnni_enabled();
   const auto start = std::chrono::steady_clock::now();
-  kernels::default_pool().run(threads * kTasksPerThread, [&](int64_t) { verdict::bench::maddubs_madd_peak(kRounds); });
+  kernels::default_pool().run(threads * kTasksPerThread, [&](int64_t) {
+    if (vnni) {
+      verdict::bench::vpdpbusd_ymm_peak(kRounds);
+    } else {
+      verdict::bench::maddubs_madd_peak(kRounds);
+    }
+  });
   ops = static_cast<double>(threads * kTasksPerThread) * kRounds * 24 * 64;
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // Args: kind (an Int8 one), rows, cols, threads, n (512: prefill, 1: decode). Counters as BM_Gemm's, the
-// peak being maddubs_madd_peak, plus best_GOPS_per_core; the peak runs after every iteration for n ≥ 64,
+// peak being run_peak_avx2's, plus best_GOPS_per_core; the peak runs after every iteration for n ≥ 64,
 // after every 32nd for small n (whose iterations last microseconds).
 void BM_GemmAvx2(benchmark::State& state) {
   if (!has_avx2()) {
@@ -624,7 +638,7 @@ void BM_GemmAvx2(benchmark::State& state) {
   state.counters["pct_of_peak"] = 100.0 * (ops / best_gemm) / (peak_ops / best_peak);
   state.counters["GOPS"] = benchmark::Counter(ops * static_cast<double>(state.iterations()) / 1e9,
                                               benchmark::Counter::kIsRate);
-  state.SetLabel(std::string("avx2 ") + kind_name(kind) + " " + std::to_string(rows) + "x" + std::to_string(cols) +
+  state.SetLabel(std::string(kernels::avx_vnni_enabled() ? "avx2+vnni " : "avx2 ") + kind_name(kind) + " " + std::to_string(rows) + "x" + std::to_string(cols) +
                  " n=" + std::to_string(n) + " threads=" + std::to_string(threads));
 }
 

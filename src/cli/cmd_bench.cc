@@ -27,10 +27,13 @@ using models::qwen35::SeqStatePool;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// The kernel choices that set the speed (isa.h): the ISA, the AMX tiles, how BF16 weights multiply.
+// The kernel choices that set the speed (isa.h): the ISA, AVX-VNNI under AVX2, the AMX tiles, how BF16 weights
+// multiply.
 std::string kernels_text() {
   const kernels::Isa isa = kernels::active_isa();
   std::string text(kernels::isa_name(isa));
+  if (isa == kernels::Isa::Avx2 && kernels::avx_vnni_supported())
+    text += kernels::avx_vnni_enabled() ? ", AVX-VNNI on" : ", AVX-VNNI off";
   if (isa != kernels::Isa::Avx512) return text;  // the tiles and both BF16 products run under AVX-512
   if (kernels::amx_supported()) text += kernels::amx_enabled() ? ", AMX tiles on" : ", AMX tiles off";
   if (!kernels::amx_enabled())

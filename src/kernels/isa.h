@@ -16,6 +16,14 @@ Isa active_isa();
 // Switches the ISA (tests, benchmarks). Throws verdict::Error when it is not supported.
 void set_active_isa(Isa isa);
 
+// AVX-VNNI under the AVX2 ISA (Intel's AVX2 client cores since Alder Lake, AMD's since Zen 5): the AVX2 Int8
+// products sum each block's int8 products with vpdpbusd on ymm registers instead of vpmaddubsw and vpmaddwd, with
+// the same results bit for bit (the same integer sums and fp32 steps). $VERDICT_AVX_VNNI=0 switches it off at start,
+// set_avx_vnni_enabled at any time (tests, benchmarks); on where it is not supported does nothing.
+bool avx_vnni_supported();
+bool avx_vnni_enabled();
+void set_avx_vnni_enabled(bool on);
+
 // Intel AMX tiles under the AVX-512 ISA. AMX-INT8: the Int8 prefill products run groups of 16 tokens on them,
 // with the VNNI results bit for bit (same integer sums, same fp32 steps; ops.h). AMX-BF16: every Bf16 product
 // runs on them (its pair sums round in another order than vdpbf16ps's, within the same contract).

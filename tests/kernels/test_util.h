@@ -44,8 +44,12 @@ class SwitchScope {
 // What set_amx_enabled(saved) restores: on where the tiles are unsupported (switching them on does nothing).
 inline bool amx_setting() { return amx_enabled() || !amx_supported(); }
 
+// What set_avx_vnni_enabled(saved) restores, likewise.
+inline bool avx_vnni_setting() { return avx_vnni_enabled() || !avx_vnni_supported(); }
+
 using IsaScope = SwitchScope<Isa, active_isa, set_active_isa>;
 using AmxScope = SwitchScope<bool, amx_setting, set_amx_enabled>;
+using AvxVnniScope = SwitchScope<bool, avx_vnni_setting, set_avx_vnni_enabled>;
 using Bf16ProductsScope = SwitchScope<Bf16Products, bf16_products, set_bf16_products>;
 
 inline std::vector<float> random_floats(std::mt19937& rng, int64_t n, float lo = -1.0f, float hi = 1.0f) {

@@ -84,6 +84,12 @@ float* panel_scratch(int64_t floats) { return reinterpret_cast<float*>(thread_sc
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// $VERDICT_AVX_VNNI=0 switches the AVX2 tiles' vpdpbusd off; anything else (or unset) leaves it on where supported.
+std::atomic<bool> g_avx_vnni_on{[] {
+  const char* env = std::getenv("VERDICT_AVX_VNNI");
+  return env == nullptr || std::string(env) != "0";
+}()};
+
 // $VERDICT_AMX=0 switches the AMX tiles off; anything else (or unset) leaves them on where supported.
 std::atomic<bool> g_amx_on{[] {
   const char* env = std::getenv("VERDICT_AMX");
@@ -125,13 +131,14 @@ Bf16Products bf16_products_from_env() {
 }
 
 // The Int8 / Bf16 tile functions of the active ISA (the AVX-512 VNNI / BF16 ones where the CPU has them, and
-// for Int8 the AMX tiles in front of VNNI where they are enabled).
+// for Int8 the AMX tiles in front of VNNI where they are enabled; under AVX2 the AVX-VNNI ones where enabled).
 auto int8_tile_for(Isa isa) {
   // AVX-512 without VNNI (Skylake-X) runs the AVX2 kernel, which takes the same quantized activations.
   if (isa == Isa::Avx512) {
     if (!cpu::cpu_has_avx512_vnni()) return cpu::avx2_table().int8_tile;
     return amx_enabled() && cpu::cpu_has_amx_int8() ? cpu::int8_tile_amx : cpu::int8_tile_avx512vnni;
   }
+  if (isa == Isa::Avx2 && avx_vnni_enabled()) return cpu::int8_tile_avx2_vnni;
   return table_for(isa).int8_tile;
 }
 auto bf16_tile_for(Isa isa) {
@@ -320,6 +327,11 @@ void matmul_packed(const PackedView& w, const float* x, int64_t n, float* y) {
 
 namespace cpu {
 
+bool cpu_has_avx_vnni() {
+  __builtin_cpu_init();
+  return cpu_has_avx2() && __builtin_cpu_supports("avxvnni");
+}
+
 bool cpu_has_avx512_vnni() {
   __builtin_cpu_init();
   return cpu_has_avx512() && __builtin_cpu_supports("avx512vnni");
@@ -401,6 +413,10 @@ Bf16Products bf16_products() {
 }
 
 void set_bf16_products(Bf16Products p) { g_bf16_products.store(static_cast<int>(p), std::memory_order_relaxed); }
+
+bool avx_vnni_supported() { return cpu::cpu_has_avx_vnni(); }
+bool avx_vnni_enabled() { return g_avx_vnni_on.load(std::memory_order_relaxed) && avx_vnni_supported(); }
+void set_avx_vnni_enabled(bool on) { g_avx_vnni_on.store(on, std::memory_order_relaxed); }
 
 bool amx_supported() { return cpu::cpu_has_amx_int8() || cpu::cpu_has_amx_bf16(); }
 bool amx_enabled() { return g_amx_on.load(std::memory_order_relaxed) && amx_supported(); }

@@ -333,6 +333,12 @@ void bf16_tile_generic(const PackedView& w, const uint16_t* xb, int64_t t0, int6
                        float* y);
 void fma16_tile_generic(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1, float* y);
 
+// Whether the CPU has AVX-VNNI (vpdpbusd on ymm registers, VEX-encoded; on top of the AVX2 table's requirements).
+bool cpu_has_avx_vnni();
+// The AVX2 table's Int8 tiles on AVX-VNNI (avx2_vnni.cc): int8_tile_avx2's results bit for bit.
+void int8_tile_avx2_vnni(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
+                         float* y, uint8_t* scratch);
+
 // Whether the CPU has AVX-512 VNNI and AVX512_BF16 (on top of the AVX-512 table's requirements).
 bool cpu_has_avx512_vnni();
 bool cpu_has_avx512_bf16();
