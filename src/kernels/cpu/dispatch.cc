@@ -328,11 +328,14 @@ void matmul_packed(const PackedView& w, const float* x, int64_t n, float* y) {
 namespace cpu {
 
 bool cpu_has_avx_vnni() {
-  __builtin_cpu_init();
-  // CPUID leaf 7, sub-leaf 1, EAX bit 4 (read directly: clang 14's __builtin_cpu_supports has no "avxvnni").
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (!cpu_has_avx2() || __get_cpuid_count(7, 1, &a, &b, &c, &d) == 0) return false;
-  return ((a >> 4) & 1u) != 0;
+  // CPUID leaf 7, sub-leaf 1, EAX bit 4 (read directly: clang 14's __builtin_cpu_supports has no "avxvnni"),
+  // once: every AVX2 Int8 product asks, and CPUID traps to the hypervisor in a VM.
+  static const bool has = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!cpu_has_avx2() || __get_cpuid_count(7, 1, &a, &b, &c, &d) == 0) return false;
+    return ((a >> 4) & 1u) != 0;
+  }();
+  return has;
 }
 
 bool cpu_has_avx512_vnni() {
