@@ -1,6 +1,7 @@
 // JointSchemaHead (clef-decision.md §6): scores every option of every question of one record from
-// the backbone's final-norm hidden rows. Weights are upcast once to fp32 at load (BF16, F16 or F32
-// on disk); the forward pass runs in fp32 (the default) or in fp64 (tests and goldens, §7).
+// the backbone's final-norm hidden rows. The matrices stay in their stored precision (BF16, F16 or F32 on disk)
+// and are upcast exactly inside the products, the vectors are upcast to fp32 at load; the forward pass runs in
+// fp32 (the default) or in fp64 (tests and goldens, §7), with the same results as from fp32 copies.
 #pragma once
 #include <cstddef>
 #include <functional>
@@ -48,6 +49,11 @@ class JointHead {
   float prior_logit_scale() const;
   float joint_logit_scale() const;
   float residual_gate() const;
+  // Bytes the loaded parameters take (the matrices as stored, the vectors in fp32).
+  std::size_t weight_bytes() const;
+  // weight_bytes() of the head `weights_path` would load, from its header alone. Throws verdict::Error
+  // when the file cannot be read as safetensors.
+  static std::size_t loaded_bytes(const std::string& weights_path);
 
   // Runs the head on one record. Throws verdict::Error for inconsistent input (hidden size, spans
   // outside the record or empty, a question without options, a type id outside 0..2).

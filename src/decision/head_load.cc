@@ -1,4 +1,6 @@
-// Strict loading of joint_head.safetensors (clef-decision.md §6.2) into fp32 HeadWeights.
+// Strict loading of joint_head.safetensors (clef-decision.md §6.2) into HeadWeights: the matrices as stored
+// (F32, BF16 or F16), the vectors and scalars upcast to fp32.
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -19,6 +21,28 @@ class Loader {
   }
 
   std::vector<float> tensor(const std::string& name, std::vector<int64_t> shape) {
+    return formats::to_f32(view(name, std::move(shape)));
+  }
+
+  HeadMatrix matrix(const std::string& name, std::size_t rows, std::size_t cols) {
+    const formats::TensorView& t = view(name, {static_cast<int64_t>(rows), static_cast<int64_t>(cols)});
+    HeadMatrix m;
+    m.rows = rows;
+    m.cols = cols;
+    if (t.dtype == DType::F32) {
+      m.f32 = formats::to_f32(t);
+      return m;
+    }
+    m.type = t.dtype == DType::BF16 ? kernels::WeightType::BF16 : kernels::WeightType::F16;
+    m.halves.resize(rows * cols);
+    if (t.nbytes != m.halves.size() * sizeof(uint16_t) || (t.nbytes > 0 && t.data == nullptr))
+      throw Error(path_ + ": tensor " + name + " holds " + std::to_string(t.nbytes) + " bytes, expected " +
+                  std::to_string(m.halves.size() * sizeof(uint16_t)));
+    std::memcpy(m.halves.data(), t.data, m.halves.size() * sizeof(uint16_t));
+    return m;
+  }
+
+  const formats::TensorView& view(const std::string& name, std::vector<int64_t> shape) {
     auto it = views_.find(name);
     if (it == views_.end()) throw Error(path_ + ": missing tensor " + name);
     const formats::TensorView& t = *it->second;
@@ -31,7 +55,7 @@ class Loader {
                   "; expected F32, BF16 or F16");
     }
     used_.insert(name);
-    return formats::to_f32(t);
+    return t;
   }
 
   LayerNormWeights layer_norm(const std::string& prefix, std::size_t n) {
@@ -43,7 +67,7 @@ class Loader {
     LinearWeights l;
     l.out = out;
     l.in = in;
-    l.weight = tensor(prefix + ".weight", {static_cast<int64_t>(out), static_cast<int64_t>(in)});
+    l.weight = matrix(prefix + ".weight", out, in);
     if (bias) l.bias = tensor(prefix + ".bias", {static_cast<int64_t>(out)});
     return l;
   }
@@ -53,7 +77,7 @@ class Loader {
     const auto d = static_cast<int64_t>(w);
     a.in_proj.out = 3 * w;
     a.in_proj.in = w;
-    a.in_proj.weight = tensor(prefix + ".in_proj_weight", {3 * d, d});
+    a.in_proj.weight = matrix(prefix + ".in_proj_weight", 3 * w, w);
     a.in_proj.bias = tensor(prefix + ".in_proj_bias", {3 * d});
     a.out_proj = linear(prefix + ".out_proj", w, w, true);
     return a;
@@ -90,6 +114,45 @@ JointHead::~JointHead() = default;
 float JointHead::prior_logit_scale() const { return weights_->prior_logit_scale; }
 float JointHead::joint_logit_scale() const { return weights_->joint_logit_scale; }
 float JointHead::residual_gate() const { return weights_->residual_gate; }
+
+std::size_t JointHead::loaded_bytes(const std::string& weights_path) {
+  const formats::SafetensorsFile file(weights_path);
+  std::size_t n = 0;
+  for (const formats::TensorView& t : file.tensors()) {
+    // Loader::matrix takes every 2-D tensor but the type embeddings (a table of vectors) as stored.
+    const bool matrix = t.shape.size() == 2 && t.name != "type_embedding.weight";
+    n += matrix ? t.nbytes : static_cast<std::size_t>(t.numel()) * sizeof(float);
+  }
+  return n;
+}
+
+std::size_t JointHead::weight_bytes() const {
+  const HeadWeights& w = *weights_;
+  std::size_t n = 0;
+  auto vec = [&](const std::vector<float>& v) { n += v.size() * sizeof(float); };
+  auto norm = [&](const LayerNormWeights& l) { vec(l.weight), vec(l.bias); };
+  auto linear = [&](const LinearWeights& l) { n += l.weight.bytes(), vec(l.bias); };
+  auto attention = [&](const AttentionWeights& a) { linear(a.in_proj), linear(a.out_proj); };
+  norm(w.hidden_norm);
+  for (const LinearWeights* l : {&w.memory_projection, &w.question_projection, &w.option_question_projection,
+                                 &w.global_projection, &w.option_context_projection, &w.option_lexical_projection})
+    linear(*l);
+  vec(w.type_embedding);
+  for (const EvidenceLayerWeights& e : w.evidence_layers) {
+    norm(e.query_norm), norm(e.memory_norm), norm(e.feedforward_norm);
+    attention(e.attention);
+    linear(e.feedforward0), linear(e.feedforward3);
+  }
+  norm(w.option_summary_norm);
+  for (const FieldLayerWeights& l : w.layers) {
+    attention(l.self_attn), attention(l.multihead_attn);
+    linear(l.linear1), linear(l.linear2);
+    norm(l.norm1), norm(l.norm2), norm(l.norm3);
+  }
+  norm(w.field_norm), norm(w.option_norm);
+  linear(w.residual_scorer0), linear(w.residual_scorer3);
+  return n + 3 * sizeof(float);
+}
 
 JointHead JointHead::load_dir(const std::string& dir) {
   return load(dir + "/joint_head_config.json", dir + "/joint_head.safetensors");

@@ -66,20 +66,18 @@ inline T dot(const T* a, const U* b, std::size_t n) {
   return s;
 }
 
-// y = x·Wᵀ + b for W [out, in] (row-major, fp32) and optional bias (nullptr). The fp32 head runs the
-// product on the kernels (fp32 fused multiply-adds) on the calling thread: a head is milliseconds of
-// work, and concurrent requests' heads then run side by side instead of queueing for the kernel pool
-// between the engine's loops (8 concurrent 342-token decisions: 1.04× faster than 8 sequential ones,
-// median of 8 rounds, against 0.83× on the pool). The fp64 head runs in plain loops.
+// y = x·Wᵀ + b for W = rows [row0, row0 + out) of `w` (as stored: F32, BF16 or F16, upcast exactly) and
+// optional bias (nullptr). The fp32 head runs the product on the kernels (fp32 fused multiply-adds, the same
+// ones whatever the stored type) on the calling thread: a head is milliseconds of work, and concurrent
+// requests' heads then run side by side instead of queueing for the kernel pool between the engine's loops
+// (8 concurrent 342-token decisions: 1.04× faster than 8 sequential ones, median of 8 rounds, against 0.83× on
+// the pool). The fp64 head runs in plain loops.
 template <class T>
-Mat<T> linear(const Mat<T>& x, const float* w, const float* b, std::size_t out, std::size_t in) {
+Mat<T> linear(const Mat<T>& x, const HeadMatrix& w, std::size_t row0, std::size_t out, const float* b) {
+  const std::size_t in = w.cols;
   Mat<T> y(x.rows, out);
   if constexpr (std::is_same_v<T, float>) {
-    kernels::WeightMatrix m;
-    m.type = kernels::WeightType::F32;
-    m.rows = static_cast<int64_t>(out);
-    m.cols = static_cast<int64_t>(in);
-    m.f32 = w;
+    const kernels::WeightMatrix m = w.view(row0, out);
     const kernels::InlineLoops on_this_thread;
     kernels::matmul(m, x.data.data(), static_cast<int64_t>(x.rows), y.data.data());
     if (b != nullptr)
@@ -88,12 +86,11 @@ Mat<T> linear(const Mat<T>& x, const float* w, const float* b, std::size_t out, 
     return y;
   }
   parallel_for(out, x.rows * in, [&](std::size_t o0, std::size_t o1) {
-    for (std::size_t r = 0; r < x.rows; ++r) {
-      const T* xr = x.row(r);
-      T* yr = y.row(r);
-      for (std::size_t o = o0; o < o1; ++o) {
-        yr[o] = dot(xr, w + o * in, in) + (b != nullptr ? static_cast<T>(b[o]) : T(0));
-      }
+    std::vector<float> buf(in);
+    for (std::size_t o = o0; o < o1; ++o) {
+      const float* wr = w.row(row0 + o, buf.data());
+      for (std::size_t r = 0; r < x.rows; ++r)
+        y.row(r)[o] = dot(x.row(r), wr, in) + (b != nullptr ? static_cast<T>(b[o]) : T(0));
     }
   });
   return y;
@@ -101,7 +98,7 @@ Mat<T> linear(const Mat<T>& x, const float* w, const float* b, std::size_t out, 
 
 template <class T>
 Mat<T> linear(const Mat<T>& x, const LinearWeights& l) {
-  return linear(x, l.weight.data(), l.bias.empty() ? nullptr : l.bias.data(), l.out, l.in);
+  return linear(x, l.weight, 0, l.out, l.bias.empty() ? nullptr : l.bias.data());
 }
 
 // LayerNorm over each row, biased variance, ε = 1e-5.
@@ -149,25 +146,34 @@ void add_in_place(Mat<T>& a, const Mat<T>& b) {
 template <class T>
 Mat<T> attention_few_queries(const Mat<T>& q_in, const Mat<T>& kv, const AttentionWeights& a, std::size_t heads) {
   const std::size_t w = a.out_proj.out, dh = w / heads, nq = q_in.rows, nk = kv.rows, nh = nq * heads;
-  const float* iw = a.in_proj.weight.data();
-  const float* wk = iw + w * w;
-  const float* wv = iw + 2 * w * w;
+  const HeadMatrix& iw = a.in_proj.weight;  // rows q, k, v
   const float* bv = a.in_proj.bias.data() + 2 * w;
-  const Mat<T> q = linear(q_in, iw, a.in_proj.bias.data(), w, w);
-  // Row i · heads + h: query i taken back through head h's key projection, Wk_hᵀ q_h, times 1/√dh.
+  const Mat<T> q = linear(q_in, iw, 0, w, a.in_proj.bias.data());
+  // Row h · nq + i: query i taken back through head h's key projection, Wk_hᵀ q_h, times 1/√dh.
   const T scale = T(1) / std::sqrt(static_cast<T>(dh));
   Mat<T> qk(nh, w);
-  for (std::size_t i = 0; i < nq; ++i)
-    for (std::size_t h = 0; h < heads; ++h) {
-      T* out = qk.row(i * heads + h);
+  std::vector<float> buf;
+  if constexpr (std::is_same_v<T, float>) {
+    // Per head, Q_h [nq, dh] · Wk_h [dh, w] on the kernels.
+    for (std::size_t h = 0; h < heads; ++h)
+      kernels::gemm_f32(static_cast<int64_t>(nq), static_cast<int64_t>(w), static_cast<int64_t>(dh), scale,
+                        q.data.data() + h * dh, static_cast<int64_t>(w), iw.rows_f32(w + h * dh, dh, buf),
+                        static_cast<int64_t>(w), qk.row(h * nq), static_cast<int64_t>(w));
+  } else {
+    buf.resize(w);
+    for (std::size_t h = 0; h < heads; ++h)
       for (std::size_t d = 0; d < dh; ++d) {
-        const T qd = q.row(i)[h * dh + d] * scale;
-        const float* wr = wk + (h * dh + d) * w;
-        for (std::size_t c = 0; c < w; ++c) out[c] += qd * static_cast<T>(wr[c]);
+        const float* wr = iw.row(w + h * dh + d, buf.data());
+        for (std::size_t i = 0; i < nq; ++i) {
+          T* out = qk.row(h * nq + i);
+          const T qd = q.row(i)[h * dh + d] * scale;
+          for (std::size_t c = 0; c < w; ++c) out[c] += qd * static_cast<T>(wr[c]);
+        }
       }
-    }
-  // Scores over the rows, softmax, and the weighted sum of the rows per (query, head).
+  }
+  // Scores over the rows, softmax, and the weighted sum of the rows per (head, query).
   Mat<T> p(nh, nk), m(nh, w);
+  Mat<T> ctx(nq, w);
   if constexpr (std::is_same_v<T, float>) {
     kernels::WeightMatrix rows;
     rows.type = kernels::WeightType::F32;
@@ -176,38 +182,43 @@ Mat<T> attention_few_queries(const Mat<T>& q_in, const Mat<T>& kv, const Attenti
     rows.f32 = kv.data.data();
     const kernels::InlineLoops on_this_thread;
     kernels::matmul(rows, qk.data.data(), static_cast<int64_t>(nh), p.data.data());
-  } else {
-    for (std::size_t r = 0; r < nh; ++r)
-      for (std::size_t j = 0; j < nk; ++j) p.row(r)[j] = dot(qk.row(r), kv.row(j), w);
-  }
-  for (std::size_t r = 0; r < nh; ++r) {
-    T* pr = p.row(r);
-    const T max = *std::max_element(pr, pr + nk);
-    T sum = 0;
-    for (std::size_t j = 0; j < nk; ++j) {
-      pr[j] = std::exp(pr[j] - max);
-      sum += pr[j];
-    }
-    for (std::size_t j = 0; j < nk; ++j) pr[j] /= sum;
-  }
-  if constexpr (std::is_same_v<T, float>) {
+    for (std::size_t r = 0; r < nh; ++r) kernels::softmax(static_cast<int64_t>(nk), 1.0f, p.row(r));
     kernels::gemm_f32(static_cast<int64_t>(nh), static_cast<int64_t>(w), static_cast<int64_t>(nk), 1.0f,
                       p.data.data(), static_cast<int64_t>(nk), kv.data.data(), static_cast<int64_t>(w),
                       m.data.data(), static_cast<int64_t>(w));
+    // Head h's values of query i: Wv_h (Σ_j p_j r_j) + bv_h, per head M_h [nq, w] · Wv_hᵀ on the kernels.
+    Mat<float> vh(nq, dh);
+    for (std::size_t h = 0; h < heads; ++h) {
+      kernels::matmul(iw.view(2 * w + h * dh, dh), m.row(h * nq), static_cast<int64_t>(nq), vh.data.data());
+      for (std::size_t i = 0; i < nq; ++i)
+        for (std::size_t d = 0; d < dh; ++d) ctx.row(i)[h * dh + d] = vh.row(i)[d] + bv[h * dh + d];
+    }
   } else {
+    for (std::size_t r = 0; r < nh; ++r)
+      for (std::size_t j = 0; j < nk; ++j) p.row(r)[j] = dot(qk.row(r), kv.row(j), w);
+    for (std::size_t r = 0; r < nh; ++r) {
+      T* pr = p.row(r);
+      const T max = *std::max_element(pr, pr + nk);
+      T sum = 0;
+      for (std::size_t j = 0; j < nk; ++j) {
+        pr[j] = std::exp(pr[j] - max);
+        sum += pr[j];
+      }
+      for (std::size_t j = 0; j < nk; ++j) pr[j] /= sum;
+    }
     for (std::size_t r = 0; r < nh; ++r)
       for (std::size_t j = 0; j < nk; ++j) {
         const T pj = p.row(r)[j];
         const T* kr = kv.row(j);
         for (std::size_t c = 0; c < w; ++c) m.row(r)[c] += pj * kr[c];
       }
-  }
-  // Head h's values of query i: Wv_h (Σ_j p_j r_j) + bv_h.
-  Mat<T> ctx(nq, w);
-  for (std::size_t i = 0; i < nq; ++i)
     for (std::size_t h = 0; h < heads; ++h)
-      for (std::size_t d = 0; d < dh; ++d)
-        ctx.row(i)[h * dh + d] = dot(m.row(i * heads + h), wv + (h * dh + d) * w, w) + static_cast<T>(bv[h * dh + d]);
+      for (std::size_t d = 0; d < dh; ++d) {
+        const float* wr = iw.row(2 * w + h * dh + d, buf.data());
+        for (std::size_t i = 0; i < nq; ++i)
+          ctx.row(i)[h * dh + d] = dot(m.row(h * nq + i), wr, w) + static_cast<T>(bv[h * dh + d]);
+      }
+  }
   return linear(ctx, a.out_proj);
 }
 
@@ -216,11 +227,11 @@ Mat<T> attention_few_queries(const Mat<T>& q_in, const Mat<T>& kv, const Attenti
 template <class T>
 Mat<T> attention_projected(const Mat<T>& q_in, const Mat<T>& kv_in, const AttentionWeights& a, std::size_t heads) {
   const std::size_t w = a.out_proj.out;
-  const float* iw = a.in_proj.weight.data();
+  const HeadMatrix& iw = a.in_proj.weight;
   const float* ib = a.in_proj.bias.data();
-  const Mat<T> q = linear(q_in, iw, ib, w, w);
-  const Mat<T> k = linear(kv_in, iw + w * w, ib + w, w, w);
-  const Mat<T> v = linear(kv_in, iw + 2 * w * w, ib + 2 * w, w, w);
+  const Mat<T> q = linear(q_in, iw, 0, w, ib);
+  const Mat<T> k = linear(kv_in, iw, w, w, ib + w);
+  const Mat<T> v = linear(kv_in, iw, 2 * w, w, ib + 2 * w);
   const std::size_t dh = w / heads;
   const T scale = T(1) / std::sqrt(static_cast<T>(dh));
   const std::size_t nk = kv_in.rows;

@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "core/error.h"
+#include "decision/head.h"
 #include "registry/model_source.h"
 
 namespace verdict::registry {
@@ -23,6 +24,16 @@ std::size_t file_size(const std::string& path) {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// What the joint head takes once loaded: its matrices as stored, its vectors and scalars in fp32; twice the
+// file's size when its header cannot be read (the load will say why).
+std::size_t head_bytes(const std::string& path) {
+  try {
+    return decision::JointHead::loaded_bytes(path);
+  } catch (const Error&) {
+    return 2 * file_size(path);
+  }
 }
 
 }  // namespace
@@ -107,7 +118,7 @@ MemoryEstimate estimate_model_memory(const std::string& dir, const models::qwen3
       if (!ends_with(name, ".safetensors")) continue;
       const std::size_t size = file_size(dir + "/" + name);
       if (name == "joint_head.safetensors") {
-        e.head += 2 * size;  // BF16 or F16 on disk, fp32 once loaded (an F32 head is over-counted)
+        e.head += head_bytes(dir + "/" + name);
       } else {
         stored += size;
       }

@@ -113,6 +113,36 @@ TEST_F(HeadFixture, HeadBBf16FileFp32) { check_head("head_b", "bf16", HeadPrecis
 TEST_F(HeadFixture, HeadAFp64) { check_head("head_a", "bf16", HeadPrecision::kF64, 1e-9); }
 TEST_F(HeadFixture, HeadBFp64) { check_head("head_b", "f32", HeadPrecision::kF64, 1e-9); }
 
+// The fixtures' F32 heads hold their BF16 heads' values. Kept as BF16, the matrices take half the memory and
+// every logit is the F32 file's, bit for bit, in both precisions.
+TEST_F(HeadFixture, Bf16FileComputesExactlyAsItsF32Copy) {
+  for (const std::string name : {"head_a", "head_b"}) {
+    const JointHead bf16 = JointHead::load_dir(verdict::testing::fixture("clef-head/" + name + "/bf16"));
+    const JointHead f32 = JointHead::load_dir(verdict::testing::fixture("clef-head/" + name + "/f32"));
+    EXPECT_LT(bf16.weight_bytes(), f32.weight_bytes() * 6 / 10) << name;
+    EXPECT_GT(bf16.weight_bytes(), f32.weight_bytes() / 2) << name;  // the vectors stay fp32
+    for (const std::string dtype : {"bf16", "f32"})  // the memory budget's estimate, from the header alone
+      EXPECT_EQ(JointHead::loaded_bytes(verdict::testing::fixture("clef-head/" + name + "/" + dtype +
+                                                                  "/joint_head.safetensors")),
+                (dtype == "bf16" ? bf16 : f32).weight_bytes())
+          << name << " " << dtype;
+    int compared = 0;
+    for (const HeadCase& c : cases()) {
+      HeadInput in;
+      in.hidden = c.hidden;
+      in.input_ids = c.ids;
+      in.questions = c.questions;
+      in.lexical = lexical();
+      for (const HeadPrecision p : {HeadPrecision::kF32, HeadPrecision::kF64}) {
+        const QuestionLogits a = bf16.forward(in, p), b = f32.forward(in, p);
+        EXPECT_EQ(a, b) << name << " " << c.name;
+        compared += static_cast<int>(a.size());
+      }
+    }
+    EXPECT_GT(compared, 20) << name;
+  }
+}
+
 TEST_F(HeadFixture, RejectsInconsistentInput) {
   const JointHead head = JointHead::load_dir(verdict::testing::fixture("clef-head/head_b/f32"));
   const HeadCase c = cases().at(1);  // "single"

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "core/error.h"
+#include "decision/head.h"
 #include "registry/memory.h"
 #include "formats/hf_config.h"
 #include "models/qwen35/config.h"
@@ -94,7 +95,9 @@ TEST(Memory, TheStateEstimateIsWhatThePoolHolds) {
   }
   const MemoryEstimate e = estimate_model_memory(clef_dir(), config, 4, 16384, 8192);
   EXPECT_GE(e.weights, 682960u);  // model.safetensors
-  EXPECT_EQ(e.head, 2u * 127528u);  // joint_head.safetensors, upcast
+  // joint_head.safetensors (127,528 bytes, BF16) as the loaded head holds it: BF16 matrices, fp32 vectors.
+  EXPECT_EQ(e.head, decision::JointHead::load_dir(clef_dir()).weight_bytes());
+  EXPECT_LT(e.head, 2u * 127528u);
   EXPECT_EQ(e.state, state_pool_bytes(config, 4, 16384));
   EXPECT_GT(e.activations, 0u);
   EXPECT_EQ(e.total(), e.weights + e.head + e.state + e.activations);
