@@ -36,7 +36,6 @@ struct HeadMatrix {
     }
     return m;
   }
-  kernels::WeightMatrix view() const { return view(0, rows); }
   // Row r as fp32: a pointer into the fp32 values, or `buf` (cols floats) holding the row's exact upcast.
   const float* row(std::size_t r, float* buf) const {
     if (type == kernels::WeightType::F32) return f32.data() + r * cols;
