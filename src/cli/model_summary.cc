@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "decision/head.h"
 #include "formats/checkpoint_summary.h"
 #include "formats/ggml_type.h"
 #include "formats/gguf.h"
@@ -65,6 +66,7 @@ HeadSummary summarize_head(const std::string& dir) {
   h.parameters = counts.total_params;
   h.tensors = store.tensors().size();
   h.bytes = counts.stored_bytes;
+  h.loaded_bytes = decision::JointHead::loaded_bytes(dir + "/joint_head.safetensors");
   h.dtypes = counts.dtype_tensors;
   return h;
 }
@@ -265,6 +267,7 @@ Json summary_to_json(const ModelSummary& s) {
   if (s.head) {
     j["decision_head"] = {{"config", s.head->config},     {"parameters", s.head->parameters},
                           {"tensors", s.head->tensors},   {"bytes", s.head->bytes},
+                          {"loaded_bytes", s.head->loaded_bytes},
                           {"stored_dtypes", s.head->dtypes}};
   }
   return j;

@@ -26,7 +26,8 @@ struct HeadSummary {  // the Clef joint schema head of a decision model
   Json config;
   int64_t parameters = 0;
   std::size_t tensors = 0;
-  std::size_t bytes = 0;
+  std::size_t bytes = 0;         // as stored
+  std::size_t loaded_bytes = 0;  // once loaded (decision::JointHead::loaded_bytes, as the memory budget charges it)
   std::map<std::string, int64_t> dtypes;
 };
 
@@ -50,7 +51,7 @@ struct ModelSummary {
   std::optional<HeadSummary> head;
 
   std::size_t memory_bytes() const { return weight_bytes + (head ? head->bytes : 0); }
-  std::size_t loaded_bytes() const { return loaded_weight_bytes + (head ? head->bytes : 0); }
+  std::size_t loaded_bytes() const { return loaded_weight_bytes + (head ? head->loaded_bytes : 0); }
 };
 
 // Reads DIR's config, safetensors headers, tokenizer and head. Throws verdict::Error naming the file.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/json.h"
+#include "decision/head.h"
 #include "support/fixtures.h"
 #include "support/process.h"
 
@@ -144,6 +145,11 @@ TEST(Info, ClefTinyIsADecisionModel) {
     EXPECT_EQ(j["decision_head"]["config"]["width"], 32);
     EXPECT_EQ(j["decision_head"]["parameters"], expected_head_parameters(64, 32, 2, 2, 64));
     EXPECT_EQ(j["decision_head"]["tensors"], 9 + 14 * 2 + 2 + 18 * 2 + 2 + 2 + 4 + 3);
+    // Loaded, the head takes what the loaded head holds (its matrices as stored, its vectors in fp32), as the
+    // memory budget charges it.
+    const auto head_bytes = decision::JointHead::load_dir(fixture(name)).weight_bytes();
+    EXPECT_EQ(j["decision_head"]["loaded_bytes"], head_bytes);
+    EXPECT_GE(j["decision_head"]["loaded_bytes"].get<int64_t>(), j["decision_head"]["bytes"].get<int64_t>());
   }
 }
 
