@@ -1,5 +1,7 @@
 #include "engine/compute_gate.h"
 
+#include "kernels/thread_pool.h"
+
 namespace verdict::engine {
 
 void ComputeGate::acquire(StepPriority priority) {
@@ -14,6 +16,13 @@ void ComputeGate::acquire(StepPriority priority) {
   busy_ = true;
 }
 
+bool ComputeGate::try_acquire(StepPriority priority) {
+  std::lock_guard lock(mutex_);
+  if (busy_ || (priority == StepPriority::kGeneration && waiting_decisions_ > 0)) return false;
+  busy_ = true;
+  return true;
+}
+
 void ComputeGate::release() {
   {
     std::lock_guard lock(mutex_);
@@ -25,6 +34,19 @@ void ComputeGate::release() {
 int ComputeGate::waiting_decisions() const {
   std::lock_guard lock(mutex_);
   return waiting_decisions_;
+}
+
+void run_beside_steps(ComputeGate& gate, const std::function<void()>& work) {
+  if (!gate.try_acquire(StepPriority::kDecision)) {
+    const kernels::InlineLoops on_this_thread;
+    work();
+    return;
+  }
+  struct Release {
+    ComputeGate& gate;
+    ~Release() { gate.release(); }
+  } release{gate};
+  work();
 }
 
 std::shared_ptr<ComputeGate> ComputeGate::shared() {

@@ -7,6 +7,7 @@
 #pragma once
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -18,6 +19,10 @@ class ComputeGate {
  public:
   // Blocks until this step may run.
   void acquire(StepPriority priority);
+  // Takes the gate only when no step holds it right now (and, for a generation, no decision step waits);
+  // false otherwise, at once. For short work that may use every core while the engines are idle, such as
+  // a decision's joint head (release() afterwards, as for acquire()).
+  bool try_acquire(StepPriority priority);
   void release();
 
   // Decision steps waiting right now (for tests and metrics).
@@ -44,5 +49,12 @@ class GateHold {
  private:
   ComputeGate& gate_;
 };
+
+// Runs `work`, a few milliseconds of kernels outside any step (a decision's joint head), where it costs the
+// steps least. When no step holds the gate, on the whole kernel pool, holding the gate (a step that wants to
+// start waits for it). Otherwise on the calling thread alone (kernels::InlineLoops), beside the running step:
+// its loops then never queue for the pool between the step's loops. The kernels' results do not depend on
+// how a product is split over threads, so neither do work's.
+void run_beside_steps(ComputeGate& gate, const std::function<void()>& work);
 
 }  // namespace verdict::engine

@@ -108,6 +108,8 @@ class Scheduler {
 
   const StepModel& model() const { return *model_; }
   const SchedulerOptions& options() const { return options_; }
+  // The gate this scheduler's steps pass (shared by every scheduler unless options.gate named another).
+  ComputeGate& gate() const { return *gate_; }
 
  private:
   struct StepPlan;

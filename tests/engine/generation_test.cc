@@ -307,34 +307,5 @@ TEST(Generation, UnloadEndsRunningAndQueuedSequences) {
   EXPECT_EQ(queued->ended(), EndReason::kCancelled);
 }
 
-TEST(ComputeGate, WaitingDecisionStepsGoBeforeWaitingGenerationSteps) {
-  ComputeGate gate;
-  gate.acquire(StepPriority::kGeneration);  // a step in flight
-  std::vector<char> order;
-  std::mutex m;
-  std::thread gen([&] {
-    gate.acquire(StepPriority::kGeneration);
-    {
-      std::lock_guard lock(m);
-      order.push_back('g');
-    }
-    gate.release();
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the generation step waits first
-  std::thread dec([&] {
-    gate.acquire(StepPriority::kDecision);
-    {
-      std::lock_guard lock(m);
-      order.push_back('d');
-    }
-    gate.release();
-  });
-  while (gate.waiting_decisions() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  gate.release();
-  gen.join();
-  dec.join();
-  EXPECT_EQ(order, (std::vector<char>{'d', 'g'}));
-}
-
 }  // namespace
 }  // namespace verdict::engine
