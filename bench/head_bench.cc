@@ -1,8 +1,10 @@
-// The joint schema head of one decision on one thread, as the server runs it (the request's thread, after the
-// backbone's prefill): the clef-flash head (W 1024, F 4096, R 2, Ld 4) on the 0.8B backbone's H 1024, over a
-// 350-row record with 3 questions of 4 options, its matrices kept as BF16 (as a release head is stored) and,
-// for comparison, the same values stored as F32. The two give bit-identical logits (tests/decision); the
-// difference is the bytes each decision streams.
+// The joint schema head of one decision, as the server runs it after the backbone's prefill: pool:0 on the
+// calling thread alone (kernels::InlineLoops: the server's choice while an engine step runs), pool:1 over the
+// kernel pool ($VERDICT_THREADS threads, default all: its choice when no step runs, engine::run_beside_steps).
+// The clef-flash head (W 1024, F 4096, R 2, Ld 4) on the 0.8B backbone's H 1024, over a 350-row record with 3
+// questions of 4 options, its matrices kept as BF16 (as a release head is stored) and, for comparison
+// (f32:1), the same values stored as F32. All four give bit-identical logits (tests/decision); the
+// differences are the bytes each decision streams and the threads that stream them.
 //
 //   build/release/bench/head_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 //
@@ -23,6 +25,7 @@
 #include "core/heap.h"
 #include "decision/head.h"
 #include "formats/safetensors_writer.h"
+#include "kernels/thread_pool.h"
 #include "modelgen/config_files.h"
 #include "modelgen/presets.h"
 #include "modelgen/stored_tensors.h"
@@ -108,10 +111,20 @@ void BM_JointHead(benchmark::State& state) {
     std::copy_n(lexical_table.begin() + static_cast<std::ptrdiff_t>(id) * static_cast<std::ptrdiff_t>(hs), hs,
                 row.begin());
   };
-  for (auto _ : state) benchmark::DoNotOptimize(h.forward(in));
+  if (state.range(1) == 1) {
+    for (auto _ : state) benchmark::DoNotOptimize(h.forward(in));
+  } else {
+    const verdict::kernels::InlineLoops on_this_thread;
+    for (auto _ : state) benchmark::DoNotOptimize(h.forward(in));
+  }
   state.counters["weight_MB"] = static_cast<double>(h.weight_bytes()) / 1e6;
+  state.counters["threads"] = state.range(1) == 1 ? verdict::kernels::num_threads() : 1;
 }
-BENCHMARK(BM_JointHead)->ArgName("f32")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_JointHead)
+    ->ArgNames({"f32", "pool"})
+    ->ArgsProduct({{0, 1}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 

@@ -35,7 +35,12 @@ Decision decide(const DecisionRequest& request, const DecisionModel& model, cons
   in.input_ids = d.record.input_ids;
   in.questions = d.record.questions;
   in.lexical = model.lexical;
-  d.logits = model.head.forward(in, options.precision);
+  const auto head = [&] { d.logits = model.head.forward(in, options.precision); };
+  if (options.run_head) {
+    options.run_head(head);
+  } else {
+    head();
+  }
 
   d.probabilities.reserve(d.logits.size());
   for (const std::vector<double>& z : d.logits) {

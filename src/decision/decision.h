@@ -49,6 +49,10 @@ struct DecideOptions {
   bool truncate_by_default = false;  // the server's --truncate; a request's `truncate` overrides
   HeadPrecision precision = HeadPrecision::kF32;
   std::string request_id = "-";  // named in 500 messages
+  // Runs the head's computation (the function it is given), e.g. on the kernel pool or on the calling
+  // thread alone (the server: engine::run_beside_steps). Empty: called directly, its products spread over
+  // the kernel pool.
+  std::function<void(const std::function<void()>& head)> run_head;
 };
 
 struct Decision {

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -28,29 +27,24 @@ struct Mat {
   const T* row(std::size_t i) const { return data.data() + i * cols; }
 };
 
-// Runs fn(begin, end) over [0, n) split into contiguous chunks on up to hardware_concurrency
-// threads when the work (n × cost_per_item multiply-adds) is large enough to pay for them. Each
-// item is computed by exactly one thread in a fixed order, so results do not depend on threading.
+// Runs fn(begin, end) over [0, n) split into contiguous chunks, on the kernel pool (kernels::parallel_for: on the
+// calling thread alone under kernels::InlineLoops) when the work (n × cost_per_item multiply-adds) is large
+// enough to pay for it. Each item is computed by exactly one thread in a fixed order, so results do not depend
+// on threading.
 template <class Fn>
 void parallel_for(std::size_t n, std::size_t cost_per_item, Fn&& fn) {
-  constexpr std::size_t kMinParallelWork = std::size_t{1} << 22;
-  const std::size_t hw = std::max(1u, std::thread::hardware_concurrency());
-  std::size_t threads = std::min<std::size_t>({hw, 32, n});
-  if (threads <= 1 || n * cost_per_item < kMinParallelWork) {
+  const double work = static_cast<double>(n) * static_cast<double>(cost_per_item);
+  const std::size_t chunks = std::min<std::size_t>(n, 4 * static_cast<std::size_t>(kernels::num_threads()));
+  if (chunks <= 1 || work < kernels::kMinParallelWork) {
     fn(std::size_t{0}, n);
     return;
   }
-  const std::size_t chunk = (n + threads - 1) / threads;
-  std::vector<std::thread> pool;
-  std::size_t next = chunk;  // the calling thread takes [0, chunk)
-  try {
-    for (; next < n; next += chunk) pool.emplace_back(fn, next, std::min(n, next + chunk));
-  } catch (...) {
-    // Could not start a thread: do the remaining chunks here.
-    for (; next < n; next += chunk) fn(next, std::min(n, next + chunk));
-  }
-  fn(std::size_t{0}, std::min(n, chunk));
-  for (std::thread& t : pool) t.join();
+  const std::size_t chunk = (n + chunks - 1) / chunks;
+  kernels::parallel_for(static_cast<int64_t>((n + chunk - 1) / chunk), static_cast<double>(chunk * cost_per_item),
+                        [&](int64_t c) {
+                          const std::size_t begin = static_cast<std::size_t>(c) * chunk;
+                          fn(begin, std::min(n, begin + chunk));
+                        });
 }
 
 // Σ a[k]·b[k] in T with eight independent partial sums.
@@ -68,17 +62,16 @@ inline T dot(const T* a, const U* b, std::size_t n) {
 
 // y = x·Wᵀ + b for W = rows [row0, row0 + out) of `w` (as stored: F32, BF16 or F16, upcast exactly) and
 // optional bias (nullptr). The fp32 head runs the product on the kernels (fp32 fused multiply-adds, the same
-// ones whatever the stored type) on the calling thread: a head is milliseconds of work, and concurrent
-// requests' heads then run side by side instead of queueing for the kernel pool between the engine's loops
-// (8 concurrent 342-token decisions: 1.04× faster than 8 sequential ones, median of 8 rounds, against 0.83× on
-// the pool). The fp64 head runs in plain loops.
+// ones whatever the stored type, whatever the split over threads), on the kernel pool or, under
+// kernels::InlineLoops, on the calling thread alone: the server chooses (engine::run_beside_steps), since heads
+// whose loops queued for the pool between an engine step's loops made 8 concurrent decisions slower (0.83× of
+// 8 sequential ones). The fp64 head runs in plain loops.
 template <class T>
 Mat<T> linear(const Mat<T>& x, const HeadMatrix& w, std::size_t row0, std::size_t out, const float* b) {
   const std::size_t in = w.cols;
   Mat<T> y(x.rows, out);
   if constexpr (std::is_same_v<T, float>) {
     const kernels::WeightMatrix m = w.view(row0, out);
-    const kernels::InlineLoops on_this_thread;
     kernels::matmul(m, x.data.data(), static_cast<int64_t>(x.rows), y.data.data());
     if (b != nullptr)
       for (std::size_t r = 0; r < x.rows; ++r)
@@ -105,18 +98,20 @@ Mat<T> linear(const Mat<T>& x, const LinearWeights& l) {
 template <class T>
 void layer_norm(Mat<T>& x, const LayerNormWeights& ln) {
   const std::size_t n = x.cols;
-  for (std::size_t r = 0; r < x.rows; ++r) {
-    T* v = x.row(r);
-    T sum = 0;
-    for (std::size_t k = 0; k < n; ++k) sum += v[k];
-    const T mean = sum / static_cast<T>(n);
-    T sq = 0;
-    for (std::size_t k = 0; k < n; ++k) sq += (v[k] - mean) * (v[k] - mean);
-    const T inv = T(1) / std::sqrt(sq / static_cast<T>(n) + static_cast<T>(1e-5));
-    for (std::size_t k = 0; k < n; ++k) {
-      v[k] = (v[k] - mean) * inv * static_cast<T>(ln.weight[k]) + static_cast<T>(ln.bias[k]);
+  parallel_for(x.rows, 4 * n, [&](std::size_t r0, std::size_t r1) {
+    for (std::size_t r = r0; r < r1; ++r) {
+      T* v = x.row(r);
+      T sum = 0;
+      for (std::size_t k = 0; k < n; ++k) sum += v[k];
+      const T mean = sum / static_cast<T>(n);
+      T sq = 0;
+      for (std::size_t k = 0; k < n; ++k) sq += (v[k] - mean) * (v[k] - mean);
+      const T inv = T(1) / std::sqrt(sq / static_cast<T>(n) + static_cast<T>(1e-5));
+      for (std::size_t k = 0; k < n; ++k) {
+        v[k] = (v[k] - mean) * inv * static_cast<T>(ln.weight[k]) + static_cast<T>(ln.bias[k]);
+      }
     }
-  }
+  });
 }
 
 template <class T>
@@ -129,7 +124,10 @@ Mat<T> layer_normed(Mat<T> x, const LayerNormWeights& ln) {
 template <class T>
 void gelu(Mat<T>& x) {
   const T inv_sqrt2 = static_cast<T>(0.70710678118654752440);
-  for (T& v : x.data) v = T(0.5) * v * (T(1) + std::erf(v * inv_sqrt2));
+  // ≈ 16 multiply-adds per erf
+  parallel_for(x.data.size(), 16, [&](std::size_t i0, std::size_t i1) {
+    for (std::size_t i = i0; i < i1; ++i) x.data[i] = T(0.5) * x.data[i] * (T(1) + std::erf(x.data[i] * inv_sqrt2));
+  });
 }
 
 template <class T>
@@ -154,11 +152,14 @@ Mat<T> attention_few_queries(const Mat<T>& q_in, const Mat<T>& kv, const Attenti
   Mat<T> qk(nh, w);
   std::vector<float> buf;
   if constexpr (std::is_same_v<T, float>) {
-    // Per head, Q_h [nq, dh] · Wk_h [dh, w] on the kernels.
-    for (std::size_t h = 0; h < heads; ++h)
+    // Per head, Q_h [nq, dh] · Wk_h [dh, w] on the kernels, the heads spread over the pool.
+    kernels::parallel_for(static_cast<int64_t>(heads), static_cast<double>((nq + 1) * dh * w), [&](int64_t hi) {
+      const auto h = static_cast<std::size_t>(hi);
+      std::vector<float> upcast;  // Wk_h, when stored as BF16 or F16
       kernels::gemm_f32(static_cast<int64_t>(nq), static_cast<int64_t>(w), static_cast<int64_t>(dh), scale,
-                        q.data.data() + h * dh, static_cast<int64_t>(w), iw.rows_f32(w + h * dh, dh, buf),
+                        q.data.data() + h * dh, static_cast<int64_t>(w), iw.rows_f32(w + h * dh, dh, upcast),
                         static_cast<int64_t>(w), qk.row(h * nq), static_cast<int64_t>(w));
+    });
   } else {
     buf.resize(w);
     for (std::size_t h = 0; h < heads; ++h)
@@ -180,19 +181,21 @@ Mat<T> attention_few_queries(const Mat<T>& q_in, const Mat<T>& kv, const Attenti
     rows.rows = static_cast<int64_t>(nk);
     rows.cols = static_cast<int64_t>(w);
     rows.f32 = kv.data.data();
-    const kernels::InlineLoops on_this_thread;
     kernels::matmul(rows, qk.data.data(), static_cast<int64_t>(nh), p.data.data());
-    for (std::size_t r = 0; r < nh; ++r) kernels::softmax(static_cast<int64_t>(nk), 1.0f, p.row(r));
-    kernels::gemm_f32(static_cast<int64_t>(nh), static_cast<int64_t>(w), static_cast<int64_t>(nk), 1.0f,
-                      p.data.data(), static_cast<int64_t>(nk), kv.data.data(), static_cast<int64_t>(w),
-                      m.data.data(), static_cast<int64_t>(w));
-    // Head h's values of query i: Wv_h (Σ_j p_j r_j) + bv_h, per head M_h [nq, w] · Wv_hᵀ on the kernels.
-    Mat<float> vh(nq, dh);
-    for (std::size_t h = 0; h < heads; ++h) {
+    // Per head: the softmax of its queries' scores, their weighted sums of the rows M_h = P_h · R [nq, w] (each
+    // element's fp32 chain is the same whatever rows a gemm_f32 call holds), and head h's values of query i,
+    // Wv_h (Σ_j p_j r_j) + bv_h, as M_h · Wv_hᵀ.
+    kernels::parallel_for(static_cast<int64_t>(heads), static_cast<double>(nq * (nk + dh) * w), [&](int64_t hi) {
+      const auto h = static_cast<std::size_t>(hi);
+      for (std::size_t i = 0; i < nq; ++i) kernels::softmax(static_cast<int64_t>(nk), 1.0f, p.row(h * nq + i));
+      kernels::gemm_f32(static_cast<int64_t>(nq), static_cast<int64_t>(w), static_cast<int64_t>(nk), 1.0f,
+                        p.row(h * nq), static_cast<int64_t>(nk), kv.data.data(), static_cast<int64_t>(w),
+                        m.row(h * nq), static_cast<int64_t>(w));
+      Mat<float> vh(nq, dh);
       kernels::matmul(iw.view(2 * w + h * dh, dh), m.row(h * nq), static_cast<int64_t>(nq), vh.data.data());
       for (std::size_t i = 0; i < nq; ++i)
         for (std::size_t d = 0; d < dh; ++d) ctx.row(i)[h * dh + d] = vh.row(i)[d] + bv[h * dh + d];
-    }
+    });
   } else {
     for (std::size_t r = 0; r < nh; ++r)
       for (std::size_t j = 0; j < nk; ++j) p.row(r)[j] = dot(qk.row(r), kv.row(j), w);

@@ -1,11 +1,13 @@
 #include "server/systemone_route.h"
 
+#include <functional>
 #include <span>
 #include <utility>
 #include <vector>
 
 #include "decision/decision.h"
 #include "decision/render.h"
+#include "engine/compute_gate.h"
 #include "engine/job.h"
 #include "registry/errors.h"
 #include "server/admission.h"
@@ -95,6 +97,9 @@ HttpResponse answer_systemone(const SystemOneContext& context, const HttpRequest
     decide.max_length = lease.max_length();
     decide.truncate_by_default = options.truncate_by_default;
     decide.request_id = info.request_id;
+    // The head: on every core when no step runs (a sequential client's decisions), else on this thread
+    // beside the step (concurrent ones).
+    decide.run_head = [&](const std::function<void()>& head) { engine::run_beside_steps(model->scheduler().gate(), head); };
     const decision::Decision decision = decision::decide(decision_request, decision_model, decide);
 
     const double latency_ms = std::chrono::duration<double, std::milli>(Clock::now() - info.received_at).count();

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "core/dtype.h"
+#include "kernels/thread_pool.h"
 
 namespace verdict::decision::head_math {
 namespace {
@@ -144,6 +145,31 @@ TEST(HeadMatrixStorage, HalvesComputeExactlyAsTheirFp32Copy) {
                 attention_projected(q32, kv32, halves, s.heads).data);
     }
   }
+}
+
+// The server runs a head over the kernel pool when no engine step runs and on its request thread alone beside
+// one (engine::run_beside_steps): both give the same logits, bit for bit. The shapes are the release head's
+// (w = 1024, 16 heads) with the queries of an evidence or field layer and the field layers' self-attention,
+// large enough that every product is split over the pool's threads.
+TEST(HeadThreads, PoolAndCallingThreadComputeTheSame) {
+  const int saved_threads = kernels::num_threads();
+  kernels::set_num_threads(3);
+  std::mt19937 rng(14);
+  for (const kernels::WeightType type : {kernels::WeightType::F32, kernels::WeightType::BF16}) {
+    for (const Shape s : {Shape{1024, 16, 2, 342}, Shape{1024, 16, 13, 342}, Shape{256, 4, 40, 40}}) {
+      SCOPED_TRACE(std::to_string(static_cast<int>(type)) + " queries=" + std::to_string(s.queries));
+      AttentionWeights a = random_attention(s.w, rng), rounded;
+      if (type != kernels::WeightType::F32) store_as(type, a, rounded);
+      const Mat<float> q = random_rows<float>(s.queries, s.w, rng), kv = random_rows<float>(s.rows, s.w, rng);
+      const Mat<float> few = attention_few_queries(q, kv, a, s.heads), projected = attention_projected(q, kv, a, s.heads);
+      const Mat<float> product = linear(kv, a.in_proj.weight, 0, 3 * s.w, a.in_proj.bias.data());
+      const kernels::InlineLoops on_this_thread;
+      EXPECT_EQ(attention_few_queries(q, kv, a, s.heads).data, few.data);
+      EXPECT_EQ(attention_projected(q, kv, a, s.heads).data, projected.data);
+      EXPECT_EQ(linear(kv, a.in_proj.weight, 0, 3 * s.w, a.in_proj.bias.data()).data, product.data);
+    }
+  }
+  kernels::set_num_threads(saved_threads);
 }
 
 }  // namespace
