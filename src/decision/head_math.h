@@ -27,18 +27,14 @@ struct Mat {
   const T* row(std::size_t i) const { return data.data() + i * cols; }
 };
 
-// Runs fn(begin, end) over [0, n) split into contiguous chunks, on the kernel pool (kernels::parallel_for: on the
-// calling thread alone under kernels::InlineLoops) when the work (n × cost_per_item multiply-adds) is large
-// enough to pay for it. Each item is computed by exactly one thread in a fixed order, so results do not depend
+// Runs fn(begin, end) over [0, n) split into contiguous chunks, with kernels::parallel_for: on the kernel pool
+// when the work (n × cost_per_item multiply-adds) is large enough to pay for it, else (and under
+// kernels::InlineLoops) on the calling thread. Each item is computed by exactly one thread in a fixed order, so results do not depend
 // on threading.
 template <class Fn>
 void parallel_for(std::size_t n, std::size_t cost_per_item, Fn&& fn) {
-  const double work = static_cast<double>(n) * static_cast<double>(cost_per_item);
+  if (n == 0) return;
   const std::size_t chunks = std::min<std::size_t>(n, 4 * static_cast<std::size_t>(kernels::num_threads()));
-  if (chunks <= 1 || work < kernels::kMinParallelWork) {
-    fn(std::size_t{0}, n);
-    return;
-  }
   const std::size_t chunk = (n + chunks - 1) / chunks;
   kernels::parallel_for(static_cast<int64_t>((n + chunk - 1) / chunk), static_cast<double>(chunk * cost_per_item),
                         [&](int64_t c) {

@@ -42,10 +42,7 @@ void run_beside_steps(ComputeGate& gate, const std::function<void()>& work) {
     work();
     return;
   }
-  struct Release {
-    ComputeGate& gate;
-    ~Release() { gate.release(); }
-  } release{gate};
+  const GateHold hold(gate, std::adopt_lock);
   work();
 }
 

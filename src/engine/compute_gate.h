@@ -42,6 +42,8 @@ class ComputeGate {
 class GateHold {
  public:
   GateHold(ComputeGate& gate, StepPriority priority) : gate_(gate) { gate_.acquire(priority); }
+  // Takes over a gate the caller already holds (a successful try_acquire).
+  GateHold(ComputeGate& gate, std::adopt_lock_t) : gate_(gate) {}
   ~GateHold() { gate_.release(); }
   GateHold(const GateHold&) = delete;
   GateHold& operator=(const GateHold&) = delete;
