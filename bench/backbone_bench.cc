@@ -1,8 +1,10 @@
 // Qwen3.5 backbone throughput: prefill tokens/s on a 512-token prompt (one 512-token chunk) and decode
-// tokens/s (one token per step, greedy, after a 512-token prompt), fp32 activations; and one DeltaNet
-// layer's delta rule alone (BM_DeltaRule, no model needed: --benchmark_filter=DeltaRule).
+// tokens/s (one token per step, greedy, after a 512-token prompt), with the default packed products
+// ($VERDICT_PACK=0: exact fp32 activations); one step over several records (BM_RecordsPerStep: what
+// merging concurrent decisions saves per token); and one DeltaNet layer's delta rule alone (BM_DeltaRule,
+// no model needed: --benchmark_filter=DeltaRule).
 //
-// Model: the checkpoint folder in $VERDICT_BENCH_MODEL, else `verdict make-model --preset qwen35-0.8b
+// Model: the checkpoint folder or GGUF file in $VERDICT_BENCH_MODEL, else `verdict make-model --preset qwen35-0.8b
 // --seed 1` (BF16), generated on first use into <build>/bench-models/qwen35-0.8b-bf16-seed1
 // (about 1.5 GB). Threads: $VERDICT_THREADS, default 2.
 //
@@ -113,6 +115,40 @@ void BM_Decode(benchmark::State& state) {
   state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["context"] = static_cast<double>(pool.length(slot));
 }
+
+// One forward step over `records` records of `tokens` tokens each, as the server's scheduler batches
+// concurrent decisions (no logits: a decision reads the hidden rows). tokens/s against records = 1 is what
+// merging records into one step saves per token (docs/performance.md, "8 at once, measured both ways round
+// and per step").
+// Args: records, tokens per record. Run with --benchmark_enable_random_interleaving=true
+// --benchmark_repetitions=N so that host noise spreads over all the shapes alike.
+void BM_RecordsPerStep(benchmark::State& state) {
+  const Backbone& m = model();
+  const int64_t records = state.range(0), tokens = state.range(1);
+  std::vector<std::vector<int32_t>> ids;
+  for (int64_t r = 0; r < records; ++r) {
+    std::vector<int32_t> v = prompt_ids(tokens + r, m.config().vocab);
+    ids.emplace_back(v.begin() + r, v.end());  // a different record each
+  }
+  SeqStatePool pool = m.make_pool(records, tokens);
+  std::vector<SequenceInput> batch;
+  for (int64_t r = 0; r < records; ++r) batch.push_back({pool.acquire(), ids[static_cast<std::size_t>(r)], {}});
+  for (auto _ : state) {
+    for (const SequenceInput& s : batch) pool.reset(s.slot);
+    auto out = m.forward(pool, batch);
+    benchmark::DoNotOptimize(out.hidden.data());
+  }
+  state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(state.iterations() * records * tokens),
+                                                  benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_RecordsPerStep)
+    ->ArgNames({"records", "tokens"})
+    ->ArgsProduct({{1, 2, 4}, {342}})
+    ->Args({1, 512})
+    ->Args({1, 171})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(2.0);
 
 // One DeltaNet layer's delta rule on one thread, qwen35-0.8b's shape (16 value heads, dk = dv = 128), over
 // `tokens` tokens: the chunked form for a prompt (tokens > 1), the recurrent one for a decode step.
