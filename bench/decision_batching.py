@@ -14,8 +14,9 @@ differs from the others' (no shared prefix).
 
 1. latency: --runs decisions one after another; median, min and max of the client's wall time and of
    the server's usage.latency_ms.
-2. batching: --concurrency decisions one after another (total wall time) and the same number sent at
-   once from as many threads (total wall time until the last answer); both --rounds times, alternating.
+2. batching: after one uncounted burst of --concurrency concurrent decisions (a warm-up), --concurrency
+   decisions one after another (total wall time) and the same number sent at once from as many threads
+   (total wall time until the last answer); both --rounds times, the order alternating per round.
    Prints the best and median totals and sequential / concurrent (> 1: the server's batching wins).
 
 --json prints the whole result as one JSON object. Python standard library only.
@@ -185,13 +186,23 @@ def main():
 
         seq_totals, conc_totals, conc_lat = [], [], []
         nxt = 1000
+        # One burst of concurrent requests first, not counted: the latency runs above warmed one request
+        # thread; this warms the others (their heap arenas, the engine's other state slots), as a server
+        # that has been serving for a while is.
+        warm, _ = concurrent(base, args.decision_model, range(900, 900 + args.concurrency), n_words)
+        log(f"warm-up: {args.concurrency} concurrent {warm:.2f} s (not counted)")
         for r in range(args.rounds):
             ids = list(range(nxt, nxt + args.concurrency))
             nxt += args.concurrency
-            s, _ = sequential(base, args.decision_model, ids, n_words)
-            ids = list(range(nxt, nxt + args.concurrency))
+            ids2 = list(range(nxt, nxt + args.concurrency))
             nxt += args.concurrency
-            c, res = concurrent(base, args.decision_model, ids, n_words)
+            # Alternate which goes first, so that a drift of the host's speed favours neither.
+            if r % 2 == 0:
+                s, _ = sequential(base, args.decision_model, ids, n_words)
+                c, res = concurrent(base, args.decision_model, ids2, n_words)
+            else:
+                c, res = concurrent(base, args.decision_model, ids2, n_words)
+                s, _ = sequential(base, args.decision_model, ids, n_words)
             seq_totals.append(s)
             conc_totals.append(c)
             conc_lat += [x[0] for x in res]
