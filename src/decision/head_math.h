@@ -29,8 +29,8 @@ struct Mat {
 
 // Runs fn(begin, end) over [0, n) split into contiguous chunks, with kernels::parallel_for: on the kernel pool
 // when the work (n × cost_per_item multiply-adds) is large enough to pay for it, else (and under
-// kernels::InlineLoops) on the calling thread. Each item is computed by exactly one thread in a fixed order, so results do not depend
-// on threading.
+// kernels::InlineLoops) on the calling thread. Each item is computed by exactly one thread in a fixed order,
+// so results do not depend on threading.
 template <class Fn>
 void parallel_for(std::size_t n, std::size_t cost_per_item, Fn&& fn) {
   if (n == 0) return;

@@ -99,7 +99,9 @@ HttpResponse answer_systemone(const SystemOneContext& context, const HttpRequest
     decide.request_id = info.request_id;
     // The head: on every core when no step runs (a sequential client's decisions), else on this thread
     // beside the step (concurrent ones).
-    decide.run_head = [&](const std::function<void()>& head) { engine::run_beside_steps(model->scheduler().gate(), head); };
+    decide.run_head = [&](const std::function<void()>& head) {
+      engine::run_beside_steps(model->scheduler().gate(), head);
+    };
     const decision::Decision decision = decision::decide(decision_request, decision_model, decide);
 
     const double latency_ms = std::chrono::duration<double, std::milli>(Clock::now() - info.received_at).count();
