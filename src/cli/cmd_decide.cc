@@ -61,10 +61,11 @@ int run_decide(Args& args) {
 
   decision::DecisionModel model{
       encoder, head,
-      [&](std::span<const decision::TokenId> ids) {
+      [&](std::span<const decision::TokenId> ids, std::span<const int64_t> seams) {
         auto pool = backbone->make_pool(1, static_cast<int64_t>(ids.size()));
         const int64_t slot = pool.acquire();
-        const auto out = backbone->prefill(pool, slot, ids, {});
+        // The server's grid (512-token steps restarted at the seams): the same rows, bit for bit.
+        const auto out = backbone->prefill(pool, slot, ids, {}, models::qwen35::kDefaultPrefillChunk, seams);
         return decision::HiddenRows{out.hidden, ids.size(), hidden};
       },
       decision::lexical_rows(backbone->weights().output())};

@@ -89,6 +89,11 @@ extern const char kServeUsage[] =
     "  --max-score-levels N      levels per score question (default 64)\n"
     "  --max-json-depth N        nesting of the request body (default 128)\n"
     "  --max-images N, --max-audio N, --max-videos N   media items per request (default 8, 4, 4)\n"
+    "  --decision-cache SIZE     prefix cache per decision model: records resume from the saved\n"
+    "                            state after the constant record prefix, or after a state sent\n"
+    "                            before with other questions (usage.cached_tokens); same answers,\n"
+    "                            bit for bit. Counts against --max-memory. 0 turns it off\n"
+    "                            (default 256M)                        --decision-cache 1G\n"
     "\n"
     "scheduling:\n"
     "  --max-queue N             requests waiting per model before 429 (default 64)   --max-queue 256\n"
@@ -211,6 +216,13 @@ ServeConfig parse(Args& args) {
   r.batch.max_batch_tokens = static_cast<int64_t>(positive(args, "max-batch-tokens", 512));
   r.batch.chunk_tokens = static_cast<int64_t>(positive(args, "prefill-chunk", 512));
   r.max_queue = positive(args, "max-queue", 64);
+  if (const auto cache = args.value("decision-cache")) {
+    try {
+      r.decision_cache_bytes = *cache == "0" ? 0 : registry::parse_memory_size(*cache);
+    } catch (const Error& e) {
+      throw UsageError(std::string("--decision-cache: ") + e.what());
+    }
+  }
 
   s.host = args.value("host").value_or("127.0.0.1");
   s.port = static_cast<int>(args.integer("port", 0, 65535).value_or(8000));

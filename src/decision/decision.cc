@@ -22,7 +22,9 @@ Decision decide(const DecisionRequest& request, const DecisionModel& model, cons
   d.truncation_in_effect = request.truncate.value_or(options.truncate_by_default);
   d.record = model.encoder.encode(request, options.max_length, d.truncation_in_effect);
 
-  const HiddenRows hidden = model.backbone(d.record.input_ids);
+  const std::vector<int64_t> seams = record_seams(d.record);
+  const HiddenRows hidden = model.backbone(d.record.input_ids, seams);
+  d.cached_tokens = hidden.cached_tokens;
   const std::size_t hs = model.head.config().hidden_size;
   if (hidden.rows != d.record.input_ids.size() || hidden.cols != hs ||
       hidden.data.size() != hidden.rows * hs) {
@@ -53,12 +55,11 @@ Decision decide(const DecisionRequest& request, const DecisionModel& model, cons
   return d;
 }
 
-Usage decision_usage(const Decision& decision, std::optional<double> latency_ms,
-                     std::optional<std::size_t> cached_tokens) {
+Usage decision_usage(const Decision& decision, std::optional<double> latency_ms, bool with_cache_field) {
   Usage u;
   u.input_tokens = decision.record.input_ids.size();
   u.latency_ms = latency_ms;
-  u.cached_tokens = cached_tokens;
+  if (with_cache_field) u.cached_tokens = decision.cached_tokens;
   if (decision.truncation_in_effect) u.truncated_tokens = decision.record.dropped_tokens();
   return u;
 }
@@ -107,14 +108,12 @@ SystemOneResult answer_systemone(std::string_view body, const DecisionModel& mod
     Decision d = decide(request, model, options.decide);
 
     std::optional<double> latency;
-    std::optional<std::size_t> cached;
     if (options.received_at) {
       latency =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - *options.received_at)
               .count();
-      cached = 0;
     }
-    const Usage usage = decision_usage(d, latency, cached);
+    const Usage usage = decision_usage(d, latency, options.received_at.has_value());
     std::string out = response_json(resolved.canonical_name, d.answers, usage);
     if (options.explain) {
       out.pop_back();  // the closing '}'

@@ -30,11 +30,13 @@ struct HiddenRows {
   std::vector<float> data;
   std::size_t rows = 0;
   std::size_t cols = 0;
+  std::size_t cached_tokens = 0;  // leading rows reused from a prefix cache (usage.cached_tokens)
 };
 
 // Runs the backbone over one record (positions 0 … L−1, no padding) and returns the hidden state of
-// every position after the final norm.
-using BackboneFn = std::function<HiddenRows(std::span<const TokenId> input_ids)>;
+// every position after the final norm. `seams` are the record's seams (record_seams()): the backbone
+// restarts its prefill grid there, and a prefix cache may resume the record there.
+using BackboneFn = std::function<HiddenRows(std::span<const TokenId> input_ids, std::span<const int64_t> seams)>;
 
 // The model-side pieces of one Clef model. References must outlive the calls.
 struct DecisionModel {
@@ -58,6 +60,7 @@ struct DecideOptions {
 struct Decision {
   EncodedRecord record;
   bool truncation_in_effect = false;
+  std::size_t cached_tokens = 0;                   // from the backbone (HiddenRows::cached_tokens)
   QuestionLogits logits;                           // per question, head option order
   std::vector<std::vector<double>> probabilities;  // fp32 softmax widened, head option order
   Value answers;                                   // the `answers` object (rounded)
@@ -67,9 +70,9 @@ struct Decision {
 // rules, 500 non-finite scores) or verdict::Error (backbone/head faults, e.g. a wrong hidden size).
 Decision decide(const DecisionRequest& request, const DecisionModel& model, const DecideOptions& options);
 
-// The usage block of a decision (`truncated_tokens` only when truncation was in effect).
-Usage decision_usage(const Decision& decision, std::optional<double> latency_ms,
-                     std::optional<std::size_t> cached_tokens);
+// The usage block of a decision (`truncated_tokens` only when truncation was in effect);
+// `with_cache_field` writes usage.cached_tokens (Decision::cached_tokens).
+Usage decision_usage(const Decision& decision, std::optional<double> latency_ms, bool with_cache_field);
 
 // The `explain` object of `verdict decide --explain`: record_text (state uncut), input_ids, and per
 // question question_id, type, question_span, option_spans, option_ids and the unrounded
@@ -83,8 +86,8 @@ struct SystemOneOptions {
   ModelResolver resolve;
   std::string model_name;
   DecideOptions decide;
-  // When set, usage.latency_ms is measured from this instant and usage.cached_tokens is written (0:
-  // there is no prefix cache yet); the wire contract needs both, the fixtures' pipeline has neither.
+  // When set, usage.latency_ms is measured from this instant and usage.cached_tokens is written; the
+  // wire contract needs both, the fixtures' pipeline has neither.
   std::optional<std::chrono::steady_clock::time_point> received_at;
   bool explain = false;  // add a top-level "explain" object to the response
 };

@@ -181,4 +181,14 @@ EncodedRecord RecordEncoder::encode(const DecisionRequest& request, std::size_t 
   return rec;
 }
 
+std::vector<int64_t> record_seams(const EncodedRecord& record) {
+  std::vector<int64_t> seams;
+  const auto length = static_cast<int64_t>(record.input_ids.size());
+  for (std::size_t end : {record.prefix_tokens, record.prefix_tokens + record.state_tokens_kept}) {
+    const auto seam = static_cast<int64_t>(end);
+    if (seam > 0 && seam < length && (seams.empty() || seam > seams.back())) seams.push_back(seam);
+  }
+  return seams;
+}
+
 }  // namespace verdict::decision

@@ -101,6 +101,12 @@ struct EncodedRecord {
   std::size_t dropped_tokens() const { return state_tokens - state_tokens_kept; }
 };
 
+// Where a record's backbone prefill restarts its chunk grid, ascending and inside the record: the end
+// of the prefix (P, and M for media) and the end of the kept state, where the schema starts. The
+// prefix is the same in every text record of a tokenizer and the state is often sent again with other
+// questions: a prefix cache resumes records at these seams (clef-decision.md §5, "Prefix cache").
+std::vector<int64_t> record_seams(const EncodedRecord& record);
+
 // Encodes records with one tokenizer; the constant pieces are tokenized once (§3). Thread-safe
 // for concurrent encode() calls if the tokenizer is. The tokenizer must outlive the encoder.
 class RecordEncoder {

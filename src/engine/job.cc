@@ -4,8 +4,8 @@
 
 namespace verdict::engine {
 
-Job::Job(std::vector<TokenId> tokens, int64_t hidden_size)
-    : tokens_(std::move(tokens)), hidden_size_(hidden_size), submitted_at_(Clock::now()) {}
+Job::Job(std::vector<TokenId> tokens, int64_t hidden_size, std::vector<int64_t> seams)
+    : tokens_(std::move(tokens)), hidden_size_(hidden_size), seams_(std::move(seams)), submitted_at_(Clock::now()) {}
 
 JobState Job::state() const {
   std::lock_guard lock(mutex_);

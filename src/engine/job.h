@@ -32,11 +32,16 @@ class Job {
  public:
   using Clock = std::chrono::steady_clock;
 
-  Job(std::vector<TokenId> tokens, int64_t hidden_size);
+  // `seams`: the record's seams (StepInput::seams), where the prefix cache may resume it.
+  Job(std::vector<TokenId> tokens, int64_t hidden_size, std::vector<int64_t> seams = {});
   Job(const Job&) = delete;
   Job& operator=(const Job&) = delete;
 
   std::span<const TokenId> tokens() const { return tokens_; }
+  std::span<const int64_t> seams() const { return seams_; }
+  // Leading tokens whose rows and state came from the prefix cache (0 without a hit); final once the
+  // job started.
+  std::size_t cached_tokens() const { return cached_tokens_.load(); }
   int64_t hidden_size() const { return hidden_size_; }
 
   JobState state() const;
@@ -62,6 +67,8 @@ class Job {
 
   const std::vector<TokenId> tokens_;
   const int64_t hidden_size_;
+  const std::vector<int64_t> seams_;
+  std::atomic<std::size_t> cached_tokens_{0};
   const Clock::time_point submitted_at_;
 
   mutable std::mutex mutex_;
@@ -74,6 +81,7 @@ class Job {
   // Owned by the engine thread while the job runs.
   int64_t slot_ = -1;
   std::size_t done_tokens_ = 0;
+  int64_t stop_ = 0;  // the seam where this step's piece ends so that the state there is saved (0: none)
   std::vector<float> rows_;
   std::atomic<bool> cancel_requested_{false};
 };

@@ -1,9 +1,28 @@
 #include "engine/qwen35_step_model.h"
 
 #include <utility>
+
+#include "core/error.h"
 #include <vector>
 
 namespace verdict::engine {
+namespace {
+
+class Qwen35Snapshot final : public StateSnapshot {
+ public:
+  Qwen35Snapshot(const Qwen35StepModel* owner, models::qwen35::SeqSnapshot state)
+      : owner_(owner), state_(std::move(state)) {}
+  int64_t tokens() const override { return state_.length; }
+  std::size_t bytes() const override { return state_.bytes(); }
+  const Qwen35StepModel* owner() const { return owner_; }
+  const models::qwen35::SeqSnapshot& state() const { return state_; }
+
+ private:
+  const Qwen35StepModel* owner_;
+  models::qwen35::SeqSnapshot state_;
+};
+
+}  // namespace
 
 Qwen35StepModel::Qwen35StepModel(const models::qwen35::Backbone& backbone, int64_t slots, int64_t max_tokens)
     : backbone_(backbone), pool_(backbone.make_pool(slots, max_tokens)) {}
@@ -23,11 +42,28 @@ void Qwen35StepModel::forward(std::span<const StepInput> batch, StepOutput& out)
       last[i] = static_cast<int64_t>(in.tokens.size()) - 1;
       rows = std::span<const int64_t>(&last[i], 1);
     }
-    inputs.push_back({in.slot, in.tokens, rows});
+    models::qwen35::SequenceInput seq{in.slot, in.tokens, rows};
+    seq.seams = in.seams;
+    seq.prompt_piece = !in.decoded;
+    inputs.push_back(seq);
   }
   models::qwen35::ForwardOutput result = backbone_.forward(pool_, inputs);
   out.hidden = std::move(result.hidden);
   out.logits = std::move(result.logits);
+}
+
+std::shared_ptr<const StateSnapshot> Qwen35StepModel::save(int64_t slot) const {
+  return std::make_shared<Qwen35Snapshot>(this, pool_.save(slot));
+}
+
+std::size_t Qwen35StepModel::snapshot_bytes(int64_t tokens) const {
+  return models::qwen35::snapshot_bytes(backbone_.config(), tokens);
+}
+
+void Qwen35StepModel::restore(int64_t slot, const StateSnapshot& snapshot) {
+  const auto* own = dynamic_cast<const Qwen35Snapshot*>(&snapshot);
+  if (own == nullptr || own->owner() != this) throw Error("a sequence state saved by another model cannot be restored");
+  pool_.restore(own->state(), slot);
 }
 
 }  // namespace verdict::engine

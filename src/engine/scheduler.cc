@@ -33,6 +33,7 @@ Scheduler::Scheduler(std::unique_ptr<StepModel> model, SchedulerOptions options)
   if (!model_) throw Error("scheduler needs a model");
   align_ = std::max<int64_t>(1, model_->prefill_alignment());
   gate_ = options_.gate ? options_.gate : ComputeGate::shared();
+  if (options_.prefix_cache_bytes > 0) cache_ = std::make_unique<PrefixCache>(options_.prefix_cache_bytes);
   thread_ = std::thread([this] { run(); });
 }
 
@@ -58,10 +59,13 @@ void Scheduler::check_tokens(std::span<const TokenId> tokens, const char* what) 
                   "' (" + std::to_string(vocab) + " ids)");
 }
 
-std::shared_ptr<Job> Scheduler::submit(std::vector<TokenId> tokens) {
+std::shared_ptr<Job> Scheduler::submit(std::vector<TokenId> tokens, std::vector<int64_t> seams) {
   check_tokens(tokens, "record");
   const auto n = static_cast<int64_t>(tokens.size());
-  auto job = std::make_shared<Job>(std::move(tokens), model_->hidden_size());
+  for (std::size_t i = 0; i < seams.size(); ++i)
+    if (seams[i] <= 0 || seams[i] >= n || (i > 0 && seams[i] <= seams[i - 1]))
+      throw Error("record seams must be ascending positions inside the record (0 < seam < " + std::to_string(n) + ")");
+  auto job = std::make_shared<Job>(std::move(tokens), model_->hidden_size(), std::move(seams));
   {
     std::lock_guard lock(mutex_);
     if (stopping_) throw Error("model '" + options_.name + "' is being unloaded");
@@ -135,6 +139,7 @@ SchedulerStats Scheduler::stats() const {
   s.running = active_.size();
   s.generations_queued = gen_queue_.size();
   s.generations_running = gen_active_.size();
+  if (cache_) s.prefix_cache = cache_->stats();
   return s;
 }
 
@@ -200,6 +205,7 @@ void Scheduler::admit_locked() {
     job->slot_ = model_->acquire();
     job->done_tokens_ = 0;
     job->rows_.reserve(job->tokens().size() * static_cast<std::size_t>(job->hidden_size()));
+    resume_locked(*job);
     job->mark_running();
     active_.push_back(std::move(job));
   }
@@ -213,6 +219,57 @@ void Scheduler::admit_locked() {
     job->started_.store(true);
     gen_active_.push_back(std::move(job));
   }
+}
+
+// A newly admitted record resumes from the longest cached prefix that ends at one of its seams: the
+// saved state goes into its slot and the saved rows become its first rows.
+void Scheduler::resume_locked(Job& job) {
+  if (!cache_ || job.seams().empty()) return;
+  const std::shared_ptr<const CachedPrefix> hit = cache_->find(job.tokens(), job.seams());
+  if (!hit) return;
+  try {
+    model_->restore(job.slot_, *hit->state);
+  } catch (const std::exception&) {
+    // A snapshot this model cannot take back (cannot happen with a consistent model): run it all.
+    model_->release(job.slot_);
+    job.slot_ = model_->acquire();
+    return;
+  }
+  job.rows_.assign(hit->rows.begin(), hit->rows.end());
+  job.done_tokens_ = hit->tokens.size();
+  job.cached_tokens_.store(hit->tokens.size());
+  stats_.pending_tokens -= static_cast<int64_t>(hit->tokens.size());
+}
+
+// The first seam past a running record's progress whose prefix the cache lacks (0: none): its next
+// piece ends there, so that the state there can be saved.
+int64_t Scheduler::next_seam_to_save(const Job& job) const {
+  if (!cache_ || !can_save_) return 0;
+  const auto row_bytes = static_cast<std::size_t>(job.hidden_size()) * sizeof(float) + sizeof(TokenId);
+  for (int64_t seam : job.seams()) {
+    if (seam <= static_cast<int64_t>(job.done_tokens_)) continue;
+    // An entry larger than the whole cache would not be held: not worth a copy.
+    if (model_->snapshot_bytes(seam) + static_cast<std::size_t>(seam) * row_bytes > cache_->capacity_bytes()) break;
+    if (!cache_->contains(job.tokens().first(static_cast<std::size_t>(seam)))) return seam;
+  }
+  return 0;
+}
+
+// Saves a running record's state and rows for the cache (the engine thread, after a step that ended at
+// one of its seams).
+void Scheduler::save_prefix(Job& job) {
+  const std::size_t n = job.done_tokens_;
+  const std::span<const TokenId> prefix = job.tokens().first(n);
+  if (cache_->contains(prefix)) return;
+  auto entry = std::make_shared<CachedPrefix>();
+  entry->state = model_->save(job.slot_);
+  if (!entry->state) {
+    can_save_ = false;
+    return;
+  }
+  entry->tokens.assign(prefix.begin(), prefix.end());
+  entry->rows.assign(job.rows_.begin(), job.rows_.begin() + static_cast<std::ptrdiff_t>(n * static_cast<std::size_t>(job.hidden_size())));
+  cache_->insert(std::move(entry));
 }
 
 // What one step runs: decision chunks, then one token per decoding generation, then generation
@@ -236,13 +293,19 @@ struct Scheduler::StepPlan {
 };
 
 void Scheduler::plan_locked(StepPlan& plan) {
-  std::vector<int64_t> remaining;
-  for (const auto& job : active_) remaining.push_back(static_cast<int64_t>(job->tokens().size() - job->done_tokens_));
-  plan.chunks = plan_step(remaining, options_.batch, align_);
+  std::vector<SequenceWork> work;
+  for (const auto& job : active_) {
+    job->stop_ = next_seam_to_save(*job);
+    work.push_back({static_cast<int64_t>(job->done_tokens_), static_cast<int64_t>(job->tokens().size()), job->seams(),
+                    job->stop_});
+  }
+  plan.chunks = plan_step(std::span<const SequenceWork>(work), options_.batch, align_);
   for (const PlannedChunk& c : plan.chunks) {
     const std::shared_ptr<Job>& job = active_[c.sequence];
     plan.jobs.push_back(job);
-    plan.inputs.push_back({job->slot_, job->tokens().subspan(job->done_tokens_, static_cast<std::size_t>(c.tokens)), false});
+    StepInput in{job->slot_, job->tokens().subspan(job->done_tokens_, static_cast<std::size_t>(c.tokens)), false};
+    in.seams = job->seams();
+    plan.inputs.push_back(in);
   }
   for (const auto& job : gen_active_)
     if (job->pending_) plan.gens.push_back({job, 1, true, true});
@@ -259,7 +322,9 @@ void Scheduler::plan_locked(StepPlan& plan) {
     const GenerationJob& job = *g.job;
     const std::span<const TokenId> tokens = g.decode ? std::span<const TokenId>(&*job.pending_, 1)
                                                      : job.prompt().subspan(job.prefilled_, static_cast<std::size_t>(g.tokens));
-    plan.inputs.push_back({job.slot_, tokens, g.logits});
+    StepInput in{job.slot_, tokens, g.logits};
+    in.decoded = g.decode;
+    plan.inputs.push_back(in);
   }
 }
 
@@ -288,6 +353,56 @@ void Scheduler::after_generation_step(StepPlan& plan, const StepOutput& out) {
   });
 }
 
+
+// The engine thread, under the lock, after a step: counters, each record's new rows (finished records
+// are handed back; those that stopped at a seam the cache lacks go to `to_save`), and the generations'
+// ends.
+void Scheduler::finish_step_locked(const StepPlan& plan, const StepOutput& out, const std::string& failure,
+                                   double seconds, std::vector<std::shared_ptr<Job>>& to_save) {
+  ++stats_.steps;
+  stats_.busy_seconds += seconds;
+  const auto sequences = static_cast<int64_t>(plan.inputs.size());
+  stats_.step_sequences += static_cast<uint64_t>(sequences);
+  stats_.max_step_sequences = std::max(stats_.max_step_sequences, sequences);
+  ++stats_.step_sequence_counts[bucket_of(sequences)];
+  std::size_t offset = 0;
+  const auto h = static_cast<std::size_t>(model_->hidden_size());
+  for (std::size_t i = 0; i < plan.jobs.size(); ++i) {
+    const std::shared_ptr<Job>& job = plan.jobs[i];
+    const auto n = static_cast<std::size_t>(plan.chunks[i].tokens);
+    if (!failure.empty()) {
+      finish_locked(job, JobState::kFailed, failure);
+      continue;
+    }
+    stats_.step_tokens += n;
+    job->rows_.insert(job->rows_.end(), out.hidden.begin() + static_cast<std::ptrdiff_t>(offset * h),
+                      out.hidden.begin() + static_cast<std::ptrdiff_t>((offset + n) * h));
+    offset += n;
+    job->done_tokens_ += n;
+    stats_.pending_tokens -= static_cast<int64_t>(n);
+    if (job->done_tokens_ == job->tokens().size()) {
+      finish_locked(job, JobState::kDone, "");
+    } else if (cache_ && can_save_ && job->stop_ == static_cast<int64_t>(job->done_tokens_)) {
+      to_save.push_back(job);  // the piece ended at the seam planned for saving
+    }
+  }
+  for (const StepPlan::Gen& g : plan.gens) {
+    const std::shared_ptr<GenerationJob>& job = g.job;
+    if (!failure.empty()) {
+      end_generation_locked(job, EndReason::kFailed, failure);
+      continue;
+    }
+    stats_.step_tokens += static_cast<uint64_t>(g.tokens);
+    if (!g.decode) stats_.prompt_tokens += static_cast<uint64_t>(g.tokens);
+    if (!g.logits || job->cancel_requested_.load()) continue;
+    ++stats_.generated_tokens;  // the source sampled one token from this row
+    if (!job->pending_) {
+      end_generation_locked(job, std::nullopt, "");
+    } else if (job->length_ >= model_->max_tokens()) {
+      end_generation_locked(job, EndReason::kContextFull, "the context is full");
+    }
+  }
+}
 
 void Scheduler::run() {
   name_thread(options_.name);
@@ -334,46 +449,13 @@ void Scheduler::run() {
     }
     if (failure.empty()) after_generation_step(plan, out);
 
-    std::lock_guard lock(mutex_);
-    ++stats_.steps;
-    stats_.busy_seconds += seconds;
-    const auto sequences = static_cast<int64_t>(plan.inputs.size());
-    stats_.step_sequences += static_cast<uint64_t>(sequences);
-    stats_.max_step_sequences = std::max(stats_.max_step_sequences, sequences);
-    ++stats_.step_sequence_counts[bucket_of(sequences)];
-    std::size_t offset = 0;
-    const auto h = static_cast<std::size_t>(model_->hidden_size());
-    for (std::size_t i = 0; i < plan.jobs.size(); ++i) {
-      const std::shared_ptr<Job>& job = plan.jobs[i];
-      const auto n = static_cast<std::size_t>(plan.chunks[i].tokens);
-      if (!failure.empty()) {
-        finish_locked(job, JobState::kFailed, failure);
-        continue;
-      }
-      stats_.step_tokens += n;
-      job->rows_.insert(job->rows_.end(), out.hidden.begin() + static_cast<std::ptrdiff_t>(offset * h),
-                        out.hidden.begin() + static_cast<std::ptrdiff_t>((offset + n) * h));
-      offset += n;
-      job->done_tokens_ += n;
-      stats_.pending_tokens -= static_cast<int64_t>(n);
-      if (job->done_tokens_ == job->tokens().size()) finish_locked(job, JobState::kDone, "");
+    std::vector<std::shared_ptr<Job>> to_save;  // records that stopped at a seam the cache lacks
+    {
+      std::lock_guard lock(mutex_);
+      finish_step_locked(plan, out, failure, seconds, to_save);
     }
-    for (const StepPlan::Gen& g : plan.gens) {
-      const std::shared_ptr<GenerationJob>& job = g.job;
-      if (!failure.empty()) {
-        end_generation_locked(job, EndReason::kFailed, failure);
-        continue;
-      }
-      stats_.step_tokens += static_cast<uint64_t>(g.tokens);
-      if (!g.decode) stats_.prompt_tokens += static_cast<uint64_t>(g.tokens);
-      if (!g.logits || job->cancel_requested_.load()) continue;
-      ++stats_.generated_tokens;  // the source sampled one token from this row
-      if (!job->pending_) {
-        end_generation_locked(job, std::nullopt, "");
-      } else if (job->length_ >= model_->max_tokens()) {
-        end_generation_locked(job, EndReason::kContextFull, "the context is full");
-      }
-    }
+    // Outside the lock: copying a state takes milliseconds, and only this thread touches running slots.
+    for (const std::shared_ptr<Job>& job : to_save) save_prefix(*job);
   }
 
   // Stopping: nothing may be left waiting forever.

@@ -9,6 +9,9 @@
 //     so a long prompt never stalls the running streams for more than one chunk.
 // Records and prompts are cut only on the model's alignment grid (batch_plan.h), so a sequence's
 // results never depend on what else was running.
+// With a prefix cache (SchedulerOptions::prefix_cache_bytes), a record resumes from the state saved at
+// the longest of its seams that an earlier record with the same leading tokens reached
+// (prefix_cache.h), and the engine saves the state at each seam it reaches that the cache lacks.
 // Decisions are admitted before generations, and every step passes the process-wide ComputeGate,
 // where steps carrying decisions go first.
 //
@@ -31,6 +34,7 @@
 #include "engine/compute_gate.h"
 #include "engine/generation_job.h"
 #include "engine/job.h"
+#include "engine/prefix_cache.h"
 #include "engine/step_model.h"
 
 namespace verdict::engine {
@@ -46,6 +50,9 @@ struct SchedulerOptions {
   std::size_t max_queue = 64;  // jobs waiting for a slot
   std::string name = "model";  // in messages
   std::shared_ptr<ComputeGate> gate;  // default: ComputeGate::shared()
+  // Bytes of saved record states (and their hidden rows) kept for records that share leading tokens;
+  // 0: no prefix cache.
+  std::size_t prefix_cache_bytes = 0;
 };
 
 // Upper bounds of the sequences-per-step histogram (the last bucket is +Inf).
@@ -67,6 +74,7 @@ struct SchedulerStats {
   uint64_t prompt_tokens = 0;     // generation prompt tokens prefilled
   uint64_t generations_done = 0, generations_cancelled = 0, generations_failed = 0;
   double busy_seconds = 0;        // time spent inside forward
+  PrefixCacheStats prefix_cache;  // zeros without a cache
 
   // Tokens per second of forward time (0 before the first step).
   double tokens_per_second() const { return busy_seconds > 0 ? static_cast<double>(step_tokens) / busy_seconds : 0; }
@@ -80,10 +88,11 @@ class Scheduler {
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
-  // Queues a record. Throws QueueFullError when max_queue jobs already wait, verdict::Error for a
-  // record the model cannot run (empty, longer than a state slot, ids outside the vocabulary) or
-  // when the scheduler is stopping.
-  std::shared_ptr<Job> submit(std::vector<TokenId> tokens);
+  // Queues a record with its seams (StepInput::seams: ascending positions inside the record; where the
+  // prefix cache may resume it). Throws QueueFullError when max_queue jobs already wait, verdict::Error
+  // for a record the model cannot run (empty, longer than a state slot, ids outside the vocabulary,
+  // seams out of order or outside it) or when the scheduler is stopping.
+  std::shared_ptr<Job> submit(std::vector<TokenId> tokens, std::vector<int64_t> seams = {});
 
   // Queues a generation. Throws QueueFullError when max_queue generations already wait, and
   // verdict::Error for a prompt the model cannot run (empty, longer than a state slot, ids outside
@@ -101,7 +110,7 @@ class Scheduler {
   // it already finished.
   bool cancel(const std::shared_ptr<Job>& job);
 
-  SchedulerStats stats() const;
+  SchedulerStats stats() const;  // with the prefix cache's counters
   // Seconds until the work queued now is done at the measured throughput; nullopt without a
   // measurement yet.
   std::optional<double> estimated_wait_seconds() const;
@@ -121,11 +130,18 @@ class Scheduler {
   void end_generation_locked(const std::shared_ptr<GenerationJob>& job, std::optional<EndReason> reason,
                              const std::string& message);
   void plan_locked(StepPlan& plan);
+  void resume_locked(Job& job);
+  int64_t next_seam_to_save(const Job& job) const;
+  void save_prefix(Job& job);
   void after_generation_step(StepPlan& plan, const StepOutput& out);
+  void finish_step_locked(const StepPlan& plan, const StepOutput& out, const std::string& failure, double seconds,
+                          std::vector<std::shared_ptr<Job>>& to_save);
 
   std::unique_ptr<StepModel> model_;
   const SchedulerOptions options_;
   int64_t align_ = 1;  // model_->prefill_alignment()
+  std::unique_ptr<PrefixCache> cache_;  // null without one
+  bool can_save_ = true;                // false once the model said it cannot save states
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;

@@ -9,6 +9,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -21,6 +22,18 @@ struct StepInput {
   int64_t slot = 0;
   std::span<const TokenId> tokens;
   bool last_logits = false;  // also compute the logits of the last of `tokens`
+  // The sequence's seams (absolute positions, ascending): where the model's alignment grid restarts
+  // (batch_plan.h). A sequence's results depend on its seams and on nothing else of how it is cut.
+  std::span<const int64_t> seams{};
+  bool decoded = false;  // one generated token (a model may run it by a faster, recurrent form)
+};
+
+// One sequence's saved state (StepModel::save): what the engine's prefix cache holds.
+class StateSnapshot {
+ public:
+  virtual ~StateSnapshot() = default;
+  virtual int64_t tokens() const = 0;       // tokens the sequence held
+  virtual std::size_t bytes() const = 0;    // memory held
 };
 
 struct StepOutput {
@@ -44,6 +57,16 @@ class StepModel {
   // of more than one token starts at a multiple of this position. The scheduler cuts a record or a
   // prompt only there (a piece that ends elsewhere is the last one).
   virtual int64_t prefill_alignment() const { return 1; }
+
+  // The state of `slot` after the tokens it holds, or nullptr when this model cannot save states (the
+  // engine then keeps no prefix cache). Restoring it and running the rest of a sequence with the same
+  // seams gives the rows of running the whole sequence, bit for bit.
+  virtual std::shared_ptr<const StateSnapshot> save(int64_t /*slot*/) const { return nullptr; }
+  // The bytes save() holds for a sequence of `tokens` tokens (0 when it cannot save).
+  virtual std::size_t snapshot_bytes(int64_t /*tokens*/) const { return 0; }
+  // Replaces the whole state of an acquired slot with a snapshot this model saved (verdict::Error
+  // otherwise).
+  virtual void restore(int64_t slot, const StateSnapshot& snapshot);
 
   // Takes a free slot with empty state (throws verdict::Error when none is free).
   virtual int64_t acquire() = 0;

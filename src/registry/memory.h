@@ -25,7 +25,8 @@ struct MemoryEstimate {
   std::size_t head = 0;         // joint head, upcast to fp32
   std::size_t state = 0;        // the sequence state pool (KV cache + DeltaNet states of every slot)
   std::size_t activations = 0;  // scratch of one forward step of max_batch_tokens rows
-  std::size_t total() const { return weights + head + state + activations; }
+  std::size_t prefix_cache = 0; // a decision model's prefix cache at capacity (--decision-cache)
+  std::size_t total() const { return weights + head + state + activations + prefix_cache; }
 };
 
 // Bytes of the state pool for `slots` sequences of `max_tokens` tokens (what SeqStatePool holds).

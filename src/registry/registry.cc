@@ -136,6 +136,7 @@ void Registry::initialize() {
       estimate = estimate_model_memory(dir, config, is_chat ? options_.chat_slots : options_.slots,
                                        static_cast<int64_t>(max_length), options_.batch.max_batch_tokens,
                                        /*output_copy=*/is_chat);
+      if (!is_chat) estimate.prefix_cache = options_.decision_cache_bytes;
       tokenizer = std::make_unique<tokenizer::Tokenizer>(read_model_tokenizer(dir));
       if (is_chat) {
         // A template using something the Jinja engine lacks fails here, at start-up, not per request.

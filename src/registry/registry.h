@@ -39,6 +39,11 @@ class Registry;
 
 enum class ModelState { kUnloaded, kLoading, kLoaded };
 
+// The default prefix cache of each decision model (--decision-cache): the record prefix and a few
+// states of clef-flash's size (a snapshot holds the DeltaNet states plus the KV and hidden rows of its
+// tokens).
+inline constexpr std::size_t kDefaultDecisionCacheBytes = std::size_t{256} << 20;
+
 struct RegistryOptions {
   std::vector<ModelSpec> models;                       // registry order
   std::vector<std::string> decision_aliases = {"jev-latest"};  // besides `default`
@@ -52,6 +57,7 @@ struct RegistryOptions {
   std::size_t chat_context = 4096;                     // tokens per chat stream (prompt + completion)
   engine::BatchLimits batch;                           // tokens per step, chunk size
   std::size_t max_queue = 64;                          // requests waiting per model
+  std::size_t decision_cache_bytes = kDefaultDecisionCacheBytes;  // prefix cache per decision model (0: none)
   StepModelWrapper wrap_step_model;                    // tests: wraps every loaded step model
 };
 

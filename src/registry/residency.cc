@@ -81,6 +81,7 @@ LoadedModel& Registry::ensure_loaded(ModelEntry& e, const std::function<bool()>&
   params.max_tokens = static_cast<int64_t>(e.max_length);
   params.scheduler.batch = options_.batch;
   params.scheduler.max_queue = options_.max_queue;
+  if (e.spec.kind == ModelKind::kDecision) params.scheduler.prefix_cache_bytes = options_.decision_cache_bytes;
   params.wrap = options_.wrap_step_model;
   lock.unlock();
 

@@ -149,6 +149,16 @@ std::string Metrics::render(const registry::Registry& registry, int in_flight) c
             [&](const auto& m) { return engine(m).tokens_per_second(); });
   per_model("verdict_engine_step_sequences_max", "gauge", "The most sequences one forward step has batched.",
             [&](const auto& m) { return static_cast<double>(engine(m).max_step_sequences); });
+  per_model("verdict_prefix_cache_lookups_total", "counter", "Records that looked for a saved prefix (--decision-cache).",
+            [&](const auto& m) { return static_cast<double>(engine(m).prefix_cache.lookups); });
+  per_model("verdict_prefix_cache_hits_total", "counter", "Records that resumed from a saved prefix.",
+            [&](const auto& m) { return static_cast<double>(engine(m).prefix_cache.hits); });
+  per_model("verdict_prefix_cache_tokens_total", "counter", "Tokens not run because their rows and state were saved.",
+            [&](const auto& m) { return static_cast<double>(engine(m).prefix_cache.hit_tokens); });
+  per_model("verdict_prefix_cache_bytes", "gauge", "Bytes held by the prefix cache (states and hidden rows).",
+            [&](const auto& m) { return static_cast<double>(engine(m).prefix_cache.bytes); });
+  per_model("verdict_prefix_cache_entries", "gauge", "Saved prefixes held.",
+            [&](const auto& m) { return static_cast<double>(engine(m).prefix_cache.entries); });
   // Chat models.
   const auto chat = registry::ModelKind::kChat;
   per_kind(chat, "verdict_chat_completions_total", "counter", "Chat and text completions finished.",

@@ -28,14 +28,16 @@ class EngineWait {
              const ServerOptions& options)
       : scheduler_(scheduler), request_(request), deadline_(deadline), options_(options) {}
 
-  decision::HiddenRows run(std::span<const decision::TokenId> ids, AwaitingLoad& awaiting) {
+  decision::HiddenRows run(std::span<const decision::TokenId> ids, std::span<const int64_t> seams,
+                           AwaitingLoad& awaiting) {
     // From here on the engine queue bounds the request. Released before the submission, not after: once
     // submitted the job may start (and another request arrive) before this thread runs again, and a
     // request counted in both places made that one a spurious 429.
     awaiting.release();
     std::shared_ptr<engine::Job> job;
     try {
-      job = scheduler_.submit(std::vector<engine::TokenId>(ids.begin(), ids.end()));
+      job = scheduler_.submit(std::vector<engine::TokenId>(ids.begin(), ids.end()),
+                              std::vector<int64_t>(seams.begin(), seams.end()));
     } catch (const engine::QueueFullError& e) {
       throw RetryableError(429, "queue_full", e.what(), retry_after_seconds(scheduler_.estimated_wait_seconds()));
     }
@@ -54,6 +56,7 @@ class EngineWait {
     }
     rows.rows = ids.size();
     rows.cols = static_cast<std::size_t>(job->hidden_size());
+    rows.cached_tokens = job->cached_tokens();
     return rows;
   }
 
@@ -92,7 +95,10 @@ HttpResponse answer_systemone(const SystemOneContext& context, const HttpRequest
     EngineWait wait(model->scheduler(), request, deadline, options);
     const decision::DecisionModel decision_model{
         lease.encoder(), model->head(),
-        [&](std::span<const decision::TokenId> ids) { return wait.run(ids, awaiting); }, model->lexical()};
+        [&](std::span<const decision::TokenId> ids, std::span<const int64_t> seams) {
+          return wait.run(ids, seams, awaiting);
+        },
+        model->lexical()};
     decision::DecideOptions decide;
     decide.max_length = lease.max_length();
     decide.truncate_by_default = options.truncate_by_default;
@@ -105,7 +111,7 @@ HttpResponse answer_systemone(const SystemOneContext& context, const HttpRequest
     const decision::Decision decision = decision::decide(decision_request, decision_model, decide);
 
     const double latency_ms = std::chrono::duration<double, std::milli>(Clock::now() - info.received_at).count();
-    const decision::Usage usage = decision::decision_usage(decision, latency_ms, std::size_t{0});
+    const decision::Usage usage = decision::decision_usage(decision, latency_ms, true);
     HttpResponse res;
     res.body = decision::response_json(lease.name(), decision.answers, usage);
     context.metrics.add_decision(lease.name(), decision.record.input_ids.size());

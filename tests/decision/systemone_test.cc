@@ -80,6 +80,7 @@ void SystemOneFixture::run_all(const JointHead& head, HeadPrecision precision, d
   const RecordEncoder encoder(tok);
   const std::size_t hs = head.config().hidden_size;
   int answered = 0, refused = 0;
+  std::vector<TokenId> prefix_ids;  // the record prefix P, as the first answered case gives it
   for (const Value& c : member(*cases_, "cases").items()) {
     const std::string name = member(c, "name").as_string();
     SCOPED_TRACE(name);
@@ -93,9 +94,11 @@ void SystemOneFixture::run_all(const JointHead& head, HeadPrecision precision, d
       kind = member(backbone, "kind").as_string();
       seed = static_cast<uint32_t>(member(backbone, "seed").int64_value());
     }
+    std::vector<int64_t> seams;
     DecisionModel model{encoder, head,
-                        [&](std::span<const TokenId> ids) {
+                        [&](std::span<const TokenId> ids, std::span<const int64_t> record_seams) {
                           if (backbone.is_null()) ADD_FAILURE() << "backbone called on a refused case";
+                          seams.assign(record_seams.begin(), record_seams.end());
                           return kind == "const" ? const_backbone(ids.size(), hs, seed)
                                                  : hash_backbone(ids, hs, seed);
                         },
@@ -170,7 +173,7 @@ void SystemOneFixture::run_all(const JointHead& head, HeadPrecision precision, d
 
     // Wire usage: truncated_tokens only when truncation is in effect.
     const Value& trace = member(c, "trace");
-    const Usage wire = decision_usage(*decision, 12.34, 0);
+    const Usage wire = decision_usage(*decision, 12.34, true);
     if (options.truncate_by_default) {
       ASSERT_TRUE(wire.truncated_tokens.has_value());
       EXPECT_EQ(*wire.truncated_tokens,
@@ -189,6 +192,17 @@ void SystemOneFixture::run_all(const JointHead& head, HeadPrecision precision, d
     const auto& ids = member(trace, "input_ids").items();
     ASSERT_EQ(rec.input_ids.size(), ids.size());
     for (std::size_t i = 0; i < ids.size(); ++i) ASSERT_EQ(rec.input_ids[i], ids[i].int64_value()) << i;
+    // The backbone's seams: the end of the constant prefix P (the same ids in every case), then the
+    // end of the kept state, which starts the schema.
+    const auto kept = static_cast<int64_t>(member(trace, "state_tokens").int64_value() -
+                                           member(trace, "dropped_state_tokens").int64_value());
+    ASSERT_FALSE(seams.empty());
+    if (prefix_ids.empty()) prefix_ids.assign(rec.input_ids.begin(), rec.input_ids.begin() + seams[0]);
+    EXPECT_TRUE(std::equal(prefix_ids.begin(), prefix_ids.end(), rec.input_ids.begin(), rec.input_ids.begin() + seams[0]))
+        << "the first seam ends the constant prefix";
+    const std::vector<int64_t> expected_seams =
+        kept > 0 ? std::vector<int64_t>{seams[0], seams[0] + kept} : std::vector<int64_t>{seams[0]};
+    EXPECT_EQ(seams, expected_seams);
     const auto& tq = member(trace, "questions").items();
     ASSERT_EQ(rec.questions.size(), tq.size());
     const auto& logits = member(trace, "logits_f64").items();
@@ -255,7 +269,7 @@ TEST_F(SystemOneFixture, AnswerSystemOneWireFormat) {
   const Value& c = member(*cases_, "cases").items().at(0);
   ASSERT_EQ(member(c, "name").as_string(), "basic_invoice");
   DecisionModel model{encoder, head,
-                      [](std::span<const TokenId> ids) { return hash_backbone(ids, 64, 1000); },
+                      [](std::span<const TokenId> ids, std::span<const int64_t>) { return hash_backbone(ids, 64, 1000); },
                       [](TokenId id, std::span<float> row) {
                         for (std::size_t k = 0; k < row.size(); ++k) row[k] = hash_lexical(id, k);
                       }};

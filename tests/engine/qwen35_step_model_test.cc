@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/json.h"
@@ -58,6 +59,69 @@ TEST(Qwen35StepModel, ARecordGetsTheSameRowsAloneAndInAFullStep) {
   EXPECT_EQ(ours->take_hidden(), want);
   EXPECT_EQ(busy.stats().max_step_sequences, 2);
   EXPECT_EQ(busy.stats().steps, 3u);  // the blocker; 200 + 64; 236
+}
+
+// Runs one record to the end; its rows, and how many leading tokens came from the prefix cache.
+std::pair<std::vector<float>, std::size_t> run(Scheduler& s, const std::vector<TokenId>& ids,
+                                               std::vector<int64_t> seams) {
+  auto job = s.submit(ids, std::move(seams));
+  job->wait();
+  const std::size_t cached = job->cached_tokens();
+  return {job->take_hidden(), cached};
+}
+
+// The prefix cache (clef-decision.md §5): a record that resumes from a saved seam gets the rows it
+// would have computed, bit for bit; a prefix is reused only at one of the new record's own seams.
+TEST(Qwen35StepModel, ARecordResumedFromThePrefixCacheGetsTheRowsItWouldCompute) {
+  const verdict::testing::ScopedEnv packed("VERDICT_PACK", nullptr);
+  const auto backbone = models::qwen35::Backbone::load(verdict::testing::fixture("qwen35-tiny"));
+  const std::vector<TokenId> ids = p300_ids();
+  std::vector<TokenId> other(ids.begin(), ids.begin() + 36);  // same prefix, another "state"
+  other.insert(other.end(), ids.rbegin(), ids.rbegin() + 150);
+  const std::vector<int64_t> seams = {36, 107}, other_seams = {36, 90}, first_only = {36};
+
+  Scheduler plain(std::make_unique<Qwen35StepModel>(*backbone, 1, 512), {});
+  const auto [want, none] = run(plain, ids, seams);
+  EXPECT_EQ(none, 0u);
+  const std::vector<float> want_other = run(plain, other, other_seams).first;
+  const std::vector<float> want_first_only = run(plain, ids, first_only).first;
+  EXPECT_NE(want_first_only, want);  // seams are part of the computation (within rounding)
+
+  SchedulerOptions options;
+  options.prefix_cache_bytes = std::size_t{64} << 20;
+  Scheduler cached(std::make_unique<Qwen35StepModel>(*backbone, 1, 512), options);
+  EXPECT_EQ(run(cached, ids, seams), std::make_pair(want, std::size_t{0}));  // saves at 36 and at 107
+  EXPECT_EQ(cached.stats().steps, 3u);
+  EXPECT_EQ(cached.stats().prefix_cache.entries, 2u);
+  EXPECT_EQ(run(cached, ids, seams), std::make_pair(want, std::size_t{107}));
+  EXPECT_EQ(cached.stats().steps, 4u);
+  EXPECT_EQ(run(cached, other, other_seams), std::make_pair(want_other, std::size_t{36}));
+  EXPECT_EQ(run(cached, ids, first_only), std::make_pair(want_first_only, std::size_t{36}));
+  const engine::PrefixCacheStats stats = cached.stats().prefix_cache;
+  EXPECT_EQ(stats.lookups, 4u);
+  EXPECT_EQ(stats.hits, 3u);
+  EXPECT_EQ(stats.hit_tokens, 107u + 36u + 36u);
+  EXPECT_EQ(stats.entries, 3u);  // and `other` saved at 90
+  EXPECT_EQ(stats.bytes, 36 * 4 + 107 * 4 + 90 * 4 + (36 + 107 + 90) * 4 * std::size_t(backbone->config().hidden) +
+                             models::qwen35::snapshot_bytes(backbone->config(), 36) +
+                             models::qwen35::snapshot_bytes(backbone->config(), 107) +
+                             models::qwen35::snapshot_bytes(backbone->config(), 90));
+
+  // A cache too small for any state: nothing saved, the record runs in one step.
+  options.prefix_cache_bytes = 1024;
+  Scheduler tiny(std::make_unique<Qwen35StepModel>(*backbone, 1, 512), options);
+  EXPECT_EQ(run(tiny, ids, seams), std::make_pair(want, std::size_t{0}));
+  EXPECT_EQ(run(tiny, ids, seams), std::make_pair(want, std::size_t{0}));
+  EXPECT_EQ(tiny.stats().steps, 2u);
+  EXPECT_EQ(tiny.stats().prefix_cache.entries, 0u);
+}
+
+TEST(Qwen35StepModel, RecordsWithBadSeamsAreRefused) {
+  const auto backbone = models::qwen35::Backbone::load(verdict::testing::fixture("qwen35-tiny"));
+  Scheduler s(std::make_unique<Qwen35StepModel>(*backbone, 1, 512), {});
+  const std::vector<TokenId> ids(20, 5);
+  for (const std::vector<int64_t>& bad : std::vector<std::vector<int64_t>>{{0}, {20}, {25}, {8, 8}, {9, 3}, {-1}})
+    EXPECT_THROW(s.submit(ids, bad), Error) << bad[0];
 }
 
 }  // namespace

@@ -233,6 +233,51 @@ TEST_F(SystemOneCases, MemberOrderOfTheEnvelopeAndUsage) {
   EXPECT_EQ(j.at("usage").at("output_tokens"), 0);
 }
 
+// The prefix cache (--decision-cache, clef-decision.md §5): a record resumes at the end of the constant
+// prefix or of a state sent before, reports it in usage.cached_tokens, and answers exactly as a server
+// without a cache does.
+TEST(SystemOnePrefixCache, RecordsResumeAtTheirSeamsWithTheAnswersOfAServerWithoutCache) {
+  const auto body = [](const std::string& state, const std::string& questions) {
+    return R"({"model":"clef-tiny","state":")" + state + R"(","questions":)" + questions + "}";
+  };
+  const std::string q1 = R"({"team":{"type":"choice","criteria":{"bill":"Billing","bug":"A defect"}}})";
+  const std::string q2 = R"({"urgent":{"type":"noul"},"tone":{"type":"score","criteria":["calm","upset","furious"]}})";
+  const std::string s1 = "The invoice was charged twice this month and nobody answers my emails.";
+  const std::string s2 = "Dark mode, please.";
+  const std::vector<std::string> bodies = {body(s1, q1), body(s1, q1), body(s1, q2), body(s2, q1), body(s2, q2)};
+
+  registry::RegistryOptions no_cache = clef_tiny_registry();
+  no_cache.decision_cache_bytes = 0;
+  TestServer plain(std::move(no_cache), test_server_options());
+  TestServer cached(clef_tiny_registry(), test_server_options());
+  httplib::Client plain_client = plain.client(), client = cached.client();
+  std::vector<int64_t> reused, input;
+  for (const std::string& b : bodies) {
+    const auto want = post_systemone(plain_client, b);
+    const auto got = post_systemone(client, b);
+    ASSERT_TRUE(want && got);
+    ASSERT_EQ(got->status, 200) << got->body;
+    const OrderedJson w = OrderedJson::parse(want->body), g = OrderedJson::parse(got->body);
+    EXPECT_EQ(w.at("usage").at("cached_tokens"), 0);
+    EXPECT_EQ(g.at("answers"), w.at("answers")) << b;
+    reused.push_back(g.at("usage").at("cached_tokens").get<int64_t>());
+    input.push_back(g.at("usage").at("input_tokens").get<int64_t>());
+  }
+  const int64_t prefix = reused[3];  // s2 is new: only the record prefix P was saved before
+  EXPECT_GT(prefix, 0);
+  EXPECT_EQ(reused[0], 0);                           // nothing saved yet
+  EXPECT_GT(reused[1], prefix);                      // the same record: P and the state s1
+  EXPECT_LT(reused[1], input[1]);                    // the schema is never saved (no seam after it)
+  EXPECT_EQ(reused[2], reused[1]);                   // s1 with other questions: P and s1 again
+  EXPECT_GT(reused[4], prefix);                      // s2 again, other questions
+
+  const std::string metrics = cached.client().Get("/metrics")->body;
+  EXPECT_NE(metrics.find("verdict_prefix_cache_hits_total{model=\"clef-tiny\"} 4"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("verdict_prefix_cache_entries{model=\"clef-tiny\"} 3"), std::string::npos) << metrics;
+  EXPECT_NE(plain.client().Get("/metrics")->body.find("verdict_prefix_cache_hits_total{model=\"clef-tiny\"} 0"),
+            std::string::npos);
+}
+
 TEST_F(SystemOneCases, CurlShapedRequestWithAFormContentType) {
   // `curl -d` sends application/x-www-form-urlencoded; the body is JSON all the same (§2.1).
   httplib::Client client = server_->client();

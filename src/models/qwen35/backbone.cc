@@ -25,6 +25,13 @@ void add_rows(float* x, const float* y, int64_t n) {
 
 }  // namespace
 
+int64_t prefill_grid_floor(int64_t pos, std::span<const int64_t> seams) {
+  int64_t origin = 0;
+  for (int64_t seam : seams)
+    if (seam <= pos) origin = std::max(origin, seam);
+  return origin + (pos - origin) / kPrefillAlignment * kPrefillAlignment;
+}
+
 std::span<const float> ForwardOutput::hidden_row(std::size_t seq, int64_t i) const {
   return {hidden.data() + (hidden_offset.at(seq) + i) * hidden_size, static_cast<std::size_t>(hidden_size)};
 }
@@ -77,7 +84,14 @@ ForwardOutput Backbone::forward(SeqStatePool& pool, std::span<const SequenceInpu
     for (int64_t r : in.logit_rows)
       if (r < 0 || r >= n)
         throw Error("logit row " + std::to_string(r) + " out of range [0, " + std::to_string(n) + ")");
-    segments.push_back({rows, n, in.slot, start});
+    Segment seg{rows, n, in.slot, start};
+    for (std::size_t i = 0; i < in.seams.size(); ++i) {
+      if (in.seams[i] <= 0 || (i > 0 && in.seams[i] <= in.seams[i - 1]))
+        throw Error("sequence seams must be positive and ascending");
+      if (in.seams[i] > start && in.seams[i] < start + n) seg.restarts.push_back(in.seams[i] - start);
+    }
+    seg.chunked = n > 1 || in.prompt_piece;
+    segments.push_back(std::move(seg));
     rows += n;
     logit_count += static_cast<int64_t>(in.logit_rows.size());
   }
@@ -132,7 +146,8 @@ ForwardOutput Backbone::forward(SeqStatePool& pool, std::span<const SequenceInpu
 }
 
 ForwardOutput Backbone::prefill(SeqStatePool& pool, int64_t slot, std::span<const int32_t> tokens,
-                                std::span<const int64_t> logit_rows, int64_t chunk_size) const {
+                                std::span<const int64_t> logit_rows, int64_t chunk_size,
+                                std::span<const int64_t> seams) const {
   if (chunk_size < 1) throw Error("prefill chunk size must be positive");
   const auto n = static_cast<int64_t>(tokens.size());
   for (int64_t r : logit_rows)
@@ -144,22 +159,29 @@ ForwardOutput Backbone::prefill(SeqStatePool& pool, int64_t slot, std::span<cons
   result.logits_offset = {0};
   result.hidden.reserve(static_cast<std::size_t>(n * config_.hidden));
   result.logits.resize(logit_rows.size() * static_cast<std::size_t>(config_.vocab));
-  for (int64_t t0 = 0; t0 < n; t0 += chunk_size) {
-    const int64_t t1 = std::min(n, t0 + chunk_size);
-    std::vector<int64_t> local, where;  // rows of this chunk, and their places in `logit_rows`
+  // Pieces of chunk_size tokens, restarted at every seam: each starts on the seams' grid when chunk_size
+  // is a multiple of kPrefillAlignment.
+  const int64_t start = pool.length(slot);
+  for (int64_t t0 = 0; t0 < n;) {
+    int64_t t1 = std::min(n, t0 + chunk_size);
+    for (int64_t seam : seams)
+      if (seam > start + t0 && seam < start + t1) t1 = seam - start;
+    std::vector<int64_t> local, where;  // rows of this piece, and their places in `logit_rows`
     for (std::size_t i = 0; i < logit_rows.size(); ++i) {
       if (logit_rows[i] >= t0 && logit_rows[i] < t1) {
         local.push_back(logit_rows[i] - t0);
         where.push_back(static_cast<int64_t>(i));
       }
     }
-    const SequenceInput in{slot, tokens.subspan(static_cast<std::size_t>(t0), static_cast<std::size_t>(t1 - t0)),
-                           local};
+    SequenceInput in{slot, tokens.subspan(static_cast<std::size_t>(t0), static_cast<std::size_t>(t1 - t0)), local};
+    in.seams = seams;
+    in.prompt_piece = true;
     ForwardOutput part = forward(pool, std::span<const SequenceInput>(&in, 1));
     result.hidden.insert(result.hidden.end(), part.hidden.begin(), part.hidden.end());
     for (std::size_t i = 0; i < where.size(); ++i)
       std::copy_n(part.logits.data() + static_cast<int64_t>(i) * config_.vocab, config_.vocab,
                   result.logits.data() + where[i] * config_.vocab);
+    t0 = t1;
   }
   return result;
 }

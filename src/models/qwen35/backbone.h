@@ -44,7 +44,20 @@ struct SequenceInput {
   int64_t slot = 0;                      // an acquired SeqStatePool slot
   std::span<const int32_t> tokens;       // new tokens, appended after what the slot holds
   std::span<const int64_t> logit_rows;   // indices into `tokens` whose logits are wanted
+  // The sequence's seams: absolute positions, ascending, where the DeltaNet chunk grid restarts (a
+  // decision record's end of prefix and end of state). A sequence's results depend on its seams, within
+  // fp32 rounding, and on nothing else of how it is cut: pieces that each start on the grid of
+  // prefill_grid_floor() give one pass bit for bit. Seams outside this step's tokens are ignored.
+  std::span<const int64_t> seams{};
+  // A one-token step is a decoded token by default and runs the delta rule's recurrent form; true marks
+  // it as the last piece of a prompt or record, run by the chunked form like the rest of it (so that
+  // where a prompt was cut never changes its bits). Longer steps always run chunked.
+  bool prompt_piece = false;
 };
+
+// The largest position ≤ `pos` where a piece of a sequence with these seams may start and keep one
+// pass's bits: 0, each seam, and every kPrefillAlignment tokens after each (the grid restarts at a seam).
+int64_t prefill_grid_floor(int64_t pos, std::span<const int64_t> seams);
 
 struct ForwardOutput {
   int64_t hidden_size = 0, vocab_size = 0;
@@ -80,8 +93,11 @@ class Backbone {
   // `logit_rows` (indices into `tokens`, in the order given). Bit-identical to one pass when
   // the slot's length (0 for an empty one) and `chunk_size` are multiples of kPrefillAlignment; within
   // fp32 rounding otherwise.
+  // With `seams` (absolute positions, see SequenceInput) pieces start on their grid instead: the rows
+  // are those of one pass with the same seams.
   ForwardOutput prefill(SeqStatePool& pool, int64_t slot, std::span<const int32_t> tokens,
-                        std::span<const int64_t> logit_rows, int64_t chunk_size = kDefaultPrefillChunk) const;
+                        std::span<const int64_t> logit_rows, int64_t chunk_size = kDefaultPrefillChunk,
+                        std::span<const int64_t> seams = {}) const;
 
  private:
   Config config_;

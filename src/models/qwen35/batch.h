@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "models/qwen35/config.h"
 #include "models/qwen35/seq_state.h"
@@ -15,6 +16,10 @@ struct Segment {
   int64_t n = 0;      // new tokens
   int64_t slot = 0;   // its SeqStatePool slot
   int64_t start = 0;  // tokens the sequence held before this step (position of its first new token)
+  // Where the DeltaNet chunk grid restarts inside the new tokens: offsets in (0, n), ascending (the
+  // sequence's seams, SequenceInput::seams). The delta rule runs each stretch between them on its own.
+  std::vector<int64_t> restarts{};
+  bool chunked = true;  // false: a decoded token (n = 1), run by the delta rule's recurrent form
 };
 
 // What every layer of one forward step needs besides its weights.

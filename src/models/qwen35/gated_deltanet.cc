@@ -81,27 +81,33 @@ void deltanet_forward(const StepContext& step, const DeltaNetWeights& w, int64_t
     const int64_t j = task % nv;
     if (seg.n == 0) return;
     const int64_t h = step.head_mapping == HeadMapping::Grouped ? j / r_heads : j % c.nk;
-    DeltaRuleHead head;
-    head.n = seg.n;
-    head.dk = dk;
-    head.dv = dv;
-    head.q = y.data() + seg.row0 * C + h * dk;
-    head.k = y.data() + seg.row0 * C + key_dim + h * dk;
-    head.v = y.data() + seg.row0 * C + 2 * key_dim + j * dv;
-    head.q_stride = head.k_stride = head.v_stride = C;
-    head.beta = beta + seg.row0 * nv + j;
-    head.g = g + seg.row0 * nv + j;
-    head.gate_stride = nv;
-    head.out = o.data() + seg.row0 * VD + j * dv;
-    head.out_stride = VD;
     float* S = step.pool.recurrent_state(seg.slot, index) + j * dk * dv;
-    if (seg.n == 1) {
-      delta_rule_recurrent(head, S);
-    } else {
-      delta_rule_chunked(head, S);
+    // Each stretch between the segment's restarts (its sequence's seams) on its own chunk grid.
+    for (std::size_t part = 0; part <= seg.restarts.size(); ++part) {
+      const int64_t t0 = part == 0 ? 0 : seg.restarts[part - 1];
+      const int64_t t1 = part == seg.restarts.size() ? seg.n : seg.restarts[part];
+      const int64_t r0 = seg.row0 + t0;
+      DeltaRuleHead head;
+      head.n = t1 - t0;
+      head.dk = dk;
+      head.dv = dv;
+      head.q = y.data() + r0 * C + h * dk;
+      head.k = y.data() + r0 * C + key_dim + h * dk;
+      head.v = y.data() + r0 * C + 2 * key_dim + j * dv;
+      head.q_stride = head.k_stride = head.v_stride = C;
+      head.beta = beta + r0 * nv + j;
+      head.g = g + r0 * nv + j;
+      head.gate_stride = nv;
+      head.out = o.data() + r0 * VD + j * dv;
+      head.out_stride = VD;
+      if (seg.chunked) {
+        delta_rule_chunked(head, S);
+      } else {
+        delta_rule_recurrent(head, S);
+      }
     }
     for (int64_t t = 0; t < seg.n; ++t) {
-      float* ot = head.out + t * VD;
+      float* ot = o.data() + (seg.row0 + t) * VD + j * dv;
       gated_rms_norm(ot, z.data() + (seg.row0 + t) * VD + j * dv, w.norm.data(), dv, c.eps, ot);
     }
   });

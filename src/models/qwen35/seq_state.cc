@@ -18,6 +18,13 @@ std::size_t checked_size(int64_t a, int64_t b, int64_t c) {
 
 }  // namespace
 
+std::size_t snapshot_bytes(const Config& c, int64_t tokens) {
+  const int64_t conv = std::max<int64_t>(c.conv_kernel - 1, 0) * c.conv_dim();
+  const int64_t per_sequence = c.deltanet_layers * (conv + c.nv * c.dk * c.dv);
+  const int64_t per_token = c.attention_layers * 2 * c.nkv * c.head_dim;
+  return static_cast<std::size_t>(per_sequence + per_token * std::max<int64_t>(tokens, 0)) * sizeof(float);
+}
+
 SeqStatePool::SeqStatePool(const Config& c, int64_t max_sequences, int64_t max_tokens)
     : max_sequences_(max_sequences), max_tokens_(max_tokens) {
   if (max_sequences < 1 || max_tokens < 1)
@@ -25,6 +32,8 @@ SeqStatePool::SeqStatePool(const Config& c, int64_t max_sequences, int64_t max_t
   conv_floats_ = std::max<int64_t>(c.conv_kernel - 1, 0) * c.conv_dim();
   recurrent_floats_ = c.nv * c.dk * c.dv;
   kv_floats_ = c.nkv * max_tokens * c.head_dim;
+  nkv_ = c.nkv;
+  head_dim_ = c.head_dim;
   deltanet_layers_ = c.deltanet_layers;
   attention_layers_ = c.attention_layers;
   conv_.resize(checked_size(max_sequences, deltanet_layers_, conv_floats_));
@@ -101,6 +110,49 @@ void SeqStatePool::copy(int64_t from, int64_t to) {
     std::copy_n(values(from, l), kv_floats_, values(to, l));
   }
   length_[static_cast<std::size_t>(to)] = length_[static_cast<std::size_t>(from)];
+}
+
+SeqSnapshot SeqStatePool::save(int64_t slot) const {
+  check_slot(slot);
+  SeqSnapshot s;
+  s.length = length_[static_cast<std::size_t>(slot)];
+  s.conv.resize(static_cast<std::size_t>(deltanet_layers_ * conv_floats_));
+  s.recurrent.resize(static_cast<std::size_t>(deltanet_layers_ * recurrent_floats_));
+  for (int64_t l = 0; l < deltanet_layers_; ++l) {
+    std::copy_n(conv_state(slot, l), conv_floats_, s.conv.data() + l * conv_floats_);
+    std::copy_n(recurrent_state(slot, l), recurrent_floats_, s.recurrent.data() + l * recurrent_floats_);
+  }
+  const int64_t rows = s.length * head_dim_;  // per KV head
+  s.keys.resize(static_cast<std::size_t>(attention_layers_ * nkv_ * rows));
+  s.values.resize(s.keys.size());
+  for (int64_t l = 0; l < attention_layers_; ++l)
+    for (int64_t h = 0; h < nkv_; ++h) {
+      const int64_t from = h * max_tokens_ * head_dim_, to = (l * nkv_ + h) * rows;
+      std::copy_n(keys(slot, l) + from, rows, s.keys.data() + to);
+      std::copy_n(values(slot, l) + from, rows, s.values.data() + to);
+    }
+  return s;
+}
+
+void SeqStatePool::restore(const SeqSnapshot& s, int64_t slot) {
+  check_slot(slot);
+  const int64_t rows = s.length * head_dim_;
+  if (s.length < 0 || s.length > max_tokens_ ||
+      s.conv.size() != static_cast<std::size_t>(deltanet_layers_ * conv_floats_) ||
+      s.recurrent.size() != static_cast<std::size_t>(deltanet_layers_ * recurrent_floats_) ||
+      s.keys.size() != static_cast<std::size_t>(attention_layers_ * nkv_ * rows) || s.values.size() != s.keys.size())
+    throw Error("sequence snapshot of " + std::to_string(s.length) + " tokens does not fit this state pool");
+  for (int64_t l = 0; l < deltanet_layers_; ++l) {
+    std::copy_n(s.conv.data() + l * conv_floats_, conv_floats_, conv_state(slot, l));
+    std::copy_n(s.recurrent.data() + l * recurrent_floats_, recurrent_floats_, recurrent_state(slot, l));
+  }
+  for (int64_t l = 0; l < attention_layers_; ++l)
+    for (int64_t h = 0; h < nkv_; ++h) {
+      const int64_t to = h * max_tokens_ * head_dim_, from = (l * nkv_ + h) * rows;
+      std::copy_n(s.keys.data() + from, rows, keys(slot, l) + to);
+      std::copy_n(s.values.data() + from, rows, values(slot, l) + to);
+    }
+  length_[static_cast<std::size_t>(slot)] = s.length;
 }
 
 float* SeqStatePool::conv_state(int64_t slot, int64_t layer) {
