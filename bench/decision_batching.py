@@ -14,7 +14,10 @@ differs from the others' (no shared prefix).
 
 1. latency: --runs decisions one after another; median, min and max of the client's wall time and of
    the server's usage.latency_ms.
-2. batching: after one uncounted burst of --concurrency concurrent decisions (a warm-up), --concurrency
+2. re-asking: each of --runs states asked once, then again with another question; the medians of both
+   wall times and the usage.cached_tokens of the second ask (the prefix cache resumes it after P ‖ S;
+   `--serve-arg=--decision-cache --serve-arg=0` turns the cache off).
+3. batching: after one uncounted burst of --concurrency concurrent decisions (a warm-up), --concurrency
    decisions one after another (total wall time) and the same number sent at once from as many threads
    (total wall time until the last answer); both --rounds times, the order alternating per round.
    Prints the best and median totals and sequential / concurrent (> 1: the server's batching wins).
@@ -49,9 +52,12 @@ def state_text(i, n_words):
     return " ".join(words)
 
 
-def body(model, i, n_words):
-    return {"model": model, "state": state_text(i, n_words),
-            "questions": {"urgent": {"type": "noul", "instructions": "Are customers blocked right now?"}}}
+QUESTIONS = {"urgent": {"type": "noul", "instructions": "Are customers blocked right now?"},
+             "billing": {"type": "noul", "instructions": "Is this about a payment?"}}
+
+
+def body(model, i, n_words, question="urgent"):
+    return {"model": model, "state": state_text(i, n_words), "questions": {question: QUESTIONS[question]}}
 
 
 def post(base, payload, timeout=600):
@@ -83,8 +89,18 @@ def sequential(base, model, ids, n_words):
     lat = []
     for i in ids:
         dt, out = post(base, body(model, i, n_words))
-        lat.append((dt, out["usage"].get("latency_ms"), out["usage"]["input_tokens"]))
+        lat.append((dt, out["usage"].get("latency_ms"), out["usage"]["input_tokens"], out["usage"].get("cached_tokens")))
     return time.perf_counter() - t0, lat
+
+
+def reask(base, model, ids, n_words):
+    """Each state asked about `urgent`, then about `billing`: (first wall, second wall, second's cached_tokens)."""
+    out = []
+    for i in ids:
+        first, _ = post(base, body(model, i, n_words, "urgent"))
+        second, res = post(base, body(model, i, n_words, "billing"))
+        out.append((first, second, res["usage"].get("cached_tokens")))
+    return out
 
 
 def concurrent(base, model, ids, n_words):
@@ -157,7 +173,7 @@ def main():
     ap.add_argument("--tokens", type=int, default=350, help="tokens of each record's state (default 350)")
     ap.add_argument("--runs", type=int, default=7, help="sequential decisions for the latency (default 7)")
     ap.add_argument("--concurrency", type=int, default=8, help="decisions sent at once (default 8)")
-    ap.add_argument("--rounds", type=int, default=2, help="sequential/concurrent rounds (default 2)")
+    ap.add_argument("--rounds", type=int, default=2, help="sequential/concurrent rounds (default 2; 0: none)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
@@ -180,9 +196,22 @@ def main():
         result["latency"] = {"runs": args.runs, "median_ms": ms(statistics.median(wall)), "min_ms": ms(min(wall)),
                              "max_ms": ms(max(wall)),
                              "server_median_ms": round(statistics.median(server), 1) if server else None,
-                             "input_tokens": sorted({x[2] for x in lat})}
+                             "input_tokens": sorted({x[2] for x in lat}),
+                             "cached_tokens": sorted({x[3] for x in lat if x[3] is not None})}
         log(f"latency: median {result['latency']['median_ms']} ms (min {result['latency']['min_ms']}, "
-            f"max {result['latency']['max_ms']}; server {result['latency']['server_median_ms']} ms)")
+            f"max {result['latency']['max_ms']}; server {result['latency']['server_median_ms']} ms; "
+            f"cached tokens {result['latency']['cached_tokens']})")
+
+        asked = reask(base, args.decision_model, range(500, 500 + args.runs), n_words)
+        result["reask"] = {"runs": args.runs, "first_median_ms": ms(statistics.median(x[0] for x in asked)),
+                           "again_median_ms": ms(statistics.median(x[1] for x in asked)),
+                           "again_cached_tokens": sorted({x[2] for x in asked if x[2] is not None})}
+        log(f"re-ask: first {result['reask']['first_median_ms']} ms, again with another question "
+            f"{result['reask']['again_median_ms']} ms (cached tokens {result['reask']['again_cached_tokens']})")
+        if args.rounds == 0:
+            if args.json:
+                print(json.dumps(result))
+            return 0
 
         seq_totals, conc_totals, conc_lat = [], [], []
         nxt = 1000
@@ -221,7 +250,11 @@ def main():
         else:
             L, B = result["latency"], result["batching"]
             print(f"decision of {got} input tokens: median {L['median_ms']} ms over {L['runs']} runs "
-                  f"(min {L['min_ms']}, max {L['max_ms']}; server-side {L['server_median_ms']} ms)")
+                  f"(min {L['min_ms']}, max {L['max_ms']}; server-side {L['server_median_ms']} ms; "
+                  f"cached tokens {L['cached_tokens']})")
+            R = result["reask"]
+            print(f"the same state again with another question: {R['again_median_ms']} ms against "
+                  f"{R['first_median_ms']} ms the first time (cached tokens {R['again_cached_tokens']})")
             print(f"{B['concurrency']} decisions: sequential {B['best_sequential_s']} s, concurrent "
                   f"{B['best_concurrent_s']} s (best of {B['rounds']}); sequential / concurrent = "
                   f"{B['ratio_best']} (medians: {B['ratio_median']})")

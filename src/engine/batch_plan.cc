@@ -18,14 +18,13 @@ int64_t grid_floor(int64_t pos, std::span<const int64_t> seams, int64_t align) {
 }
 
 int64_t next_piece(int64_t remaining, int64_t room, int64_t align) {
-  return next_piece(SequenceWork{0, std::max<int64_t>(remaining, 0), {}, 0}, room, align);
+  return next_piece(SequenceWork{0, std::max<int64_t>(remaining, 0)}, room, align);
 }
 
 int64_t next_piece(const SequenceWork& work, int64_t room, int64_t align) {
   const int64_t remaining = work.total - work.done;
   if (remaining <= 0 || room <= 0) return 0;
   const int64_t reach = work.done + std::min(room, remaining);
-  if (work.stop > work.done && work.stop <= reach) return work.stop - work.done;
   if (reach == work.total) return remaining;
   return std::max<int64_t>(grid_floor(reach, work.seams, align) - work.done, 0);
 }
@@ -33,7 +32,7 @@ int64_t next_piece(const SequenceWork& work, int64_t room, int64_t align) {
 std::vector<PlannedChunk> plan_step(std::span<const int64_t> remaining, const BatchLimits& limits, int64_t align) {
   std::vector<SequenceWork> work;
   work.reserve(remaining.size());
-  for (int64_t r : remaining) work.push_back({0, std::max<int64_t>(r, 0), {}, 0});
+  for (int64_t r : remaining) work.push_back({0, std::max<int64_t>(r, 0)});
   return plan_step(std::span<const SequenceWork>(work), limits, align);
 }
 

@@ -4,7 +4,7 @@
 //
 // A piece that is not a sequence's last ends on the sequence's grid: position 0 and each of its seams
 // (StepInput::seams), each followed by every StepModel::prefill_alignment() positions. Then how a
-// record was cut, which depends on what else was running and on what the prefix cache held, never
+// record was cut, which depends on what else was running and on where the prefix cache resumed it, never
 // changes its results.
 #pragma once
 #include <cstddef>
@@ -22,10 +22,7 @@ struct BatchLimits {
 // Where one sequence stands: `done` of `total` tokens run (`done` on its grid).
 struct SequenceWork {
   int64_t done = 0, total = 0;
-  std::span<const int64_t> seams;  // ascending
-  // A grid position in (done, total) where the next piece must end if it reaches it (the engine saves
-  // the state there for the prefix cache); 0 for none.
-  int64_t stop = 0;
+  std::span<const int64_t> seams{};  // ascending
 };
 
 struct PlannedChunk {
@@ -42,7 +39,7 @@ int64_t grid_floor(int64_t pos, std::span<const int64_t> seams, int64_t align);
 // The next piece of a sequence with `remaining` tokens to run when at most `room` fit: all of them
 // if they fit, else the most that end on the grid of `align` (0: none this step).
 int64_t next_piece(int64_t remaining, int64_t room, int64_t align);
-// The same for a sequence with seams and a stop.
+// The same for a sequence with seams.
 int64_t next_piece(const SequenceWork& work, int64_t room, int64_t align);
 
 // `remaining[i]` = tokens sequence i still has to run (0 = nothing this step); every sequence has

@@ -81,7 +81,7 @@ class Job {
   // Owned by the engine thread while the job runs.
   int64_t slot_ = -1;
   std::size_t done_tokens_ = 0;
-  int64_t stop_ = 0;  // the seam where this step's piece ends so that the state there is saved (0: none)
+  std::vector<int64_t> saves_;  // seams where this step saves the state for the prefix cache
   std::vector<float> rows_;
   std::atomic<bool> cancel_requested_{false};
 };

@@ -30,7 +30,7 @@ PrefixCache::Entries::iterator PrefixCache::locate_locked(std::span<const TokenI
   return entries_.end();
 }
 
-void PrefixCache::erase_locked(Entries::iterator entry) {
+void PrefixCache::erase_locked(Entries::iterator entry, std::vector<std::shared_ptr<const CachedPrefix>>* dropped) {
   const auto [first, last] = index_.equal_range(hash((*entry)->tokens));
   for (auto it = first; it != last; ++it)
     if (it->second == entry) {
@@ -38,6 +38,7 @@ void PrefixCache::erase_locked(Entries::iterator entry) {
       break;
     }
   bytes_ -= (*entry)->bytes();
+  if (dropped) dropped->push_back(std::move(*entry));
   entries_.erase(entry);
 }
 
@@ -67,15 +68,16 @@ bool PrefixCache::contains(std::span<const TokenId> prefix) const {
   return locate_locked(prefix, hash(prefix)) != entries_.end();
 }
 
-bool PrefixCache::insert(std::shared_ptr<const CachedPrefix> entry) {
+bool PrefixCache::insert(std::shared_ptr<const CachedPrefix> entry,
+                         std::vector<std::shared_ptr<const CachedPrefix>>* dropped) {
   if (!entry) return false;
   const std::size_t size = entry->bytes();
   std::lock_guard lock(mutex_);
   const uint64_t key = hash(entry->tokens);
-  if (const auto old = locate_locked(entry->tokens, key); old != entries_.end()) erase_locked(old);
+  if (const auto old = locate_locked(entry->tokens, key); old != entries_.end()) erase_locked(old, dropped);
   if (size > capacity_) return false;
   while (bytes_ + size > capacity_ && !entries_.empty()) {
-    erase_locked(std::prev(entries_.end()));
+    erase_locked(std::prev(entries_.end()), dropped);
     ++stats_.evictions;
   }
   entries_.push_front(std::move(entry));

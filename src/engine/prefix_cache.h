@@ -50,7 +50,10 @@ class PrefixCache {
   bool contains(std::span<const TokenId> prefix) const;
   // Holds a new entry (replacing one with the same tokens), then drops the least recently used others
   // until the bytes fit; an entry larger than the whole capacity is not held. False when not held.
-  bool insert(std::shared_ptr<const CachedPrefix> entry);
+  // With `dropped`, the entries let go are moved there, so that the caller frees their memory later
+  // (outside its own lock).
+  bool insert(std::shared_ptr<const CachedPrefix> entry,
+              std::vector<std::shared_ptr<const CachedPrefix>>* dropped = nullptr);
   void clear();
 
   PrefixCacheStats stats() const;
@@ -59,7 +62,7 @@ class PrefixCache {
   using Entries = std::list<std::shared_ptr<const CachedPrefix>>;  // most recently used first
   static uint64_t hash(std::span<const TokenId> tokens);
   Entries::iterator locate_locked(std::span<const TokenId> prefix, uint64_t key) const;
-  void erase_locked(Entries::iterator entry);
+  void erase_locked(Entries::iterator entry, std::vector<std::shared_ptr<const CachedPrefix>>* dropped);
 
   const std::size_t capacity_;
   mutable std::mutex mutex_;

@@ -45,15 +45,14 @@ void Qwen35StepModel::forward(std::span<const StepInput> batch, StepOutput& out)
     models::qwen35::SequenceInput seq{in.slot, in.tokens, rows};
     seq.seams = in.seams;
     seq.prompt_piece = !in.decoded;
+    seq.save_at = in.save_at;
     inputs.push_back(seq);
   }
   models::qwen35::ForwardOutput result = backbone_.forward(pool_, inputs);
   out.hidden = std::move(result.hidden);
   out.logits = std::move(result.logits);
-}
-
-std::shared_ptr<const StateSnapshot> Qwen35StepModel::save(int64_t slot) const {
-  return std::make_shared<Qwen35Snapshot>(this, pool_.save(slot));
+  out.saved.clear();
+  for (models::qwen35::SeqSnapshot& s : result.saved) out.saved.push_back(std::make_shared<Qwen35Snapshot>(this, std::move(s)));
 }
 
 std::size_t Qwen35StepModel::snapshot_bytes(int64_t tokens) const {

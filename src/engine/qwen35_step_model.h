@@ -20,7 +20,7 @@ class Qwen35StepModel final : public StepModel {
   int64_t max_tokens() const override { return pool_.max_tokens(); }
   std::size_t state_bytes() const override { return pool_.bytes(); }
   int64_t prefill_alignment() const override { return models::qwen35::kPrefillAlignment; }
-  std::shared_ptr<const StateSnapshot> save(int64_t slot) const override;
+  bool can_save() const override { return true; }
   std::size_t snapshot_bytes(int64_t tokens) const override;
   void restore(int64_t slot, const StateSnapshot& snapshot) override;
   int64_t acquire() override { return pool_.acquire(); }

@@ -33,7 +33,8 @@ Scheduler::Scheduler(std::unique_ptr<StepModel> model, SchedulerOptions options)
   if (!model_) throw Error("scheduler needs a model");
   align_ = std::max<int64_t>(1, model_->prefill_alignment());
   gate_ = options_.gate ? options_.gate : ComputeGate::shared();
-  if (options_.prefix_cache_bytes > 0) cache_ = std::make_unique<PrefixCache>(options_.prefix_cache_bytes);
+  if (options_.prefix_cache_bytes > 0 && model_->can_save())
+    cache_ = std::make_unique<PrefixCache>(options_.prefix_cache_bytes);
   thread_ = std::thread([this] { run(); });
 }
 
@@ -241,35 +242,20 @@ void Scheduler::resume_locked(Job& job) {
   stats_.pending_tokens -= static_cast<int64_t>(hit->tokens.size());
 }
 
-// The first seam past a running record's progress whose prefix the cache lacks (0: none): its next
-// piece ends there, so that the state there can be saved.
-int64_t Scheduler::next_seam_to_save(const Job& job) const {
-  if (!cache_ || !can_save_) return 0;
+// The seams of a running record in (done, end] whose prefixes the cache lacks: its state is saved there
+// as the step passes them (StepInput::save_at).
+std::vector<int64_t> Scheduler::seams_to_save(const Job& job, int64_t end) const {
+  std::vector<int64_t> saves;
+  if (!cache_) return saves;
   const auto row_bytes = static_cast<std::size_t>(job.hidden_size()) * sizeof(float) + sizeof(TokenId);
   for (int64_t seam : job.seams()) {
     if (seam <= static_cast<int64_t>(job.done_tokens_)) continue;
+    if (seam > end) break;
     // An entry larger than the whole cache would not be held: not worth a copy.
     if (model_->snapshot_bytes(seam) + static_cast<std::size_t>(seam) * row_bytes > cache_->capacity_bytes()) break;
-    if (!cache_->contains(job.tokens().first(static_cast<std::size_t>(seam)))) return seam;
+    if (!cache_->contains(job.tokens().first(static_cast<std::size_t>(seam)))) saves.push_back(seam);
   }
-  return 0;
-}
-
-// Saves a running record's state and rows for the cache (the engine thread, after a step that ended at
-// one of its seams).
-void Scheduler::save_prefix(Job& job) {
-  const std::size_t n = job.done_tokens_;
-  const std::span<const TokenId> prefix = job.tokens().first(n);
-  if (cache_->contains(prefix)) return;
-  auto entry = std::make_shared<CachedPrefix>();
-  entry->state = model_->save(job.slot_);
-  if (!entry->state) {
-    can_save_ = false;
-    return;
-  }
-  entry->tokens.assign(prefix.begin(), prefix.end());
-  entry->rows.assign(job.rows_.begin(), job.rows_.begin() + static_cast<std::ptrdiff_t>(n * static_cast<std::size_t>(job.hidden_size())));
-  cache_->insert(std::move(entry));
+  return saves;
 }
 
 // What one step runs: decision chunks, then one token per decoding generation, then generation
@@ -294,17 +280,16 @@ struct Scheduler::StepPlan {
 
 void Scheduler::plan_locked(StepPlan& plan) {
   std::vector<SequenceWork> work;
-  for (const auto& job : active_) {
-    job->stop_ = next_seam_to_save(*job);
-    work.push_back({static_cast<int64_t>(job->done_tokens_), static_cast<int64_t>(job->tokens().size()), job->seams(),
-                    job->stop_});
-  }
+  for (const auto& job : active_)
+    work.push_back({static_cast<int64_t>(job->done_tokens_), static_cast<int64_t>(job->tokens().size()), job->seams()});
   plan.chunks = plan_step(std::span<const SequenceWork>(work), options_.batch, align_);
   for (const PlannedChunk& c : plan.chunks) {
     const std::shared_ptr<Job>& job = active_[c.sequence];
     plan.jobs.push_back(job);
     StepInput in{job->slot_, job->tokens().subspan(job->done_tokens_, static_cast<std::size_t>(c.tokens)), false};
     in.seams = job->seams();
+    job->saves_ = seams_to_save(*job, static_cast<int64_t>(job->done_tokens_) + c.tokens);
+    in.save_at = job->saves_;
     plan.inputs.push_back(in);
   }
   for (const auto& job : gen_active_)
@@ -353,12 +338,16 @@ void Scheduler::after_generation_step(StepPlan& plan, const StepOutput& out) {
   });
 }
 
-
-// The engine thread, under the lock, after a step: counters, each record's new rows (finished records
-// are handed back; those that stopped at a seam the cache lacks go to `to_save`), and the generations'
-// ends.
+// The engine thread, under the lock, after a step: counters, each record's new rows and the prefixes
+// saved on the way (into the cache before the record is handed back, so that its client's next record
+// finds them; what the cache lets go goes to `dropped`, freed outside the lock), finished records
+// handed back, and the generations' ends.
 void Scheduler::finish_step_locked(const StepPlan& plan, const StepOutput& out, const std::string& failure,
-                                   double seconds, std::vector<std::shared_ptr<Job>>& to_save) {
+                                   double seconds, std::vector<std::shared_ptr<const CachedPrefix>>& dropped) {
+  std::size_t asked = 0;
+  for (const std::shared_ptr<Job>& job : plan.jobs) asked += job->saves_.size();
+  const bool saved = failure.empty() && out.saved.size() == asked;
+  std::size_t next_saved = 0;
   ++stats_.steps;
   stats_.busy_seconds += seconds;
   const auto sequences = static_cast<int64_t>(plan.inputs.size());
@@ -380,11 +369,16 @@ void Scheduler::finish_step_locked(const StepPlan& plan, const StepOutput& out, 
     offset += n;
     job->done_tokens_ += n;
     stats_.pending_tokens -= static_cast<int64_t>(n);
-    if (job->done_tokens_ == job->tokens().size()) {
-      finish_locked(job, JobState::kDone, "");
-    } else if (cache_ && can_save_ && job->stop_ == static_cast<int64_t>(job->done_tokens_)) {
-      to_save.push_back(job);  // the piece ended at the seam planned for saving
+    for (int64_t seam : job->saves_) {
+      if (!saved) break;
+      auto entry = std::make_shared<CachedPrefix>();
+      entry->state = out.saved[next_saved++];
+      entry->tokens.assign(job->tokens().begin(), job->tokens().begin() + seam);
+      entry->rows.assign(job->rows_.begin(), job->rows_.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(seam) * h));
+      cache_->insert(std::move(entry), &dropped);
     }
+    job->saves_.clear();
+    if (job->done_tokens_ == job->tokens().size()) finish_locked(job, JobState::kDone, "");
   }
   for (const StepPlan::Gen& g : plan.gens) {
     const std::shared_ptr<GenerationJob>& job = g.job;
@@ -449,13 +443,11 @@ void Scheduler::run() {
     }
     if (failure.empty()) after_generation_step(plan, out);
 
-    std::vector<std::shared_ptr<Job>> to_save;  // records that stopped at a seam the cache lacks
+    std::vector<std::shared_ptr<const CachedPrefix>> dropped;  // evicted by this step's saves: freed below
     {
       std::lock_guard lock(mutex_);
-      finish_step_locked(plan, out, failure, seconds, to_save);
+      finish_step_locked(plan, out, failure, seconds, dropped);
     }
-    // Outside the lock: copying a state takes milliseconds, and only this thread touches running slots.
-    for (const std::shared_ptr<Job>& job : to_save) save_prefix(*job);
   }
 
   // Stopping: nothing may be left waiting forever.

@@ -11,7 +11,8 @@
 // results never depend on what else was running.
 // With a prefix cache (SchedulerOptions::prefix_cache_bytes), a record resumes from the state saved at
 // the longest of its seams that an earlier record with the same leading tokens reached
-// (prefix_cache.h), and the engine saves the state at each seam it reaches that the cache lacks.
+// (prefix_cache.h), and the model saves the state at each seam a step passes that the cache lacks
+// (StepInput::save_at), without cutting the step there.
 // Decisions are admitted before generations, and every step passes the process-wide ComputeGate,
 // where steps carrying decisions go first.
 //
@@ -131,17 +132,15 @@ class Scheduler {
                              const std::string& message);
   void plan_locked(StepPlan& plan);
   void resume_locked(Job& job);
-  int64_t next_seam_to_save(const Job& job) const;
-  void save_prefix(Job& job);
+  std::vector<int64_t> seams_to_save(const Job& job, int64_t end) const;
   void after_generation_step(StepPlan& plan, const StepOutput& out);
   void finish_step_locked(const StepPlan& plan, const StepOutput& out, const std::string& failure, double seconds,
-                          std::vector<std::shared_ptr<Job>>& to_save);
+                          std::vector<std::shared_ptr<const CachedPrefix>>& dropped);
 
   std::unique_ptr<StepModel> model_;
   const SchedulerOptions options_;
   int64_t align_ = 1;  // model_->prefill_alignment()
-  std::unique_ptr<PrefixCache> cache_;  // null without one
-  bool can_save_ = true;                // false once the model said it cannot save states
+  std::unique_ptr<PrefixCache> cache_;  // null without one (or when the model cannot save states)
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;

@@ -26,6 +26,9 @@ struct StepInput {
   // (batch_plan.h). A sequence's results depend on its seams and on nothing else of how it is cut.
   std::span<const int64_t> seams{};
   bool decoded = false;  // one generated token (a model may run it by a faster, recurrent form)
+  // Positions (ascending, each a seam inside this step's tokens or the end of them) after which the
+  // model returns the sequence's state in StepOutput::saved, when it can_save().
+  std::span<const int64_t> save_at{};
 };
 
 // One sequence's saved state (StepModel::save): what the engine's prefix cache holds.
@@ -39,6 +42,7 @@ class StateSnapshot {
 struct StepOutput {
   std::vector<float> hidden;  // [Σ n, hidden_size], sequences in batch order
   std::vector<float> logits;  // [inputs with last_logits, vocab_size], in batch order
+  std::vector<std::shared_ptr<const StateSnapshot>> saved;  // one per save_at position, in batch order
 };
 
 class StepModel {
@@ -58,11 +62,11 @@ class StepModel {
   // prompt only there (a piece that ends elsewhere is the last one).
   virtual int64_t prefill_alignment() const { return 1; }
 
-  // The state of `slot` after the tokens it holds, or nullptr when this model cannot save states (the
-  // engine then keeps no prefix cache). Restoring it and running the rest of a sequence with the same
-  // seams gives the rows of running the whole sequence, bit for bit.
-  virtual std::shared_ptr<const StateSnapshot> save(int64_t /*slot*/) const { return nullptr; }
-  // The bytes save() holds for a sequence of `tokens` tokens (0 when it cannot save).
+  // Whether forward() saves states at StepInput::save_at (false: the engine keeps no prefix cache).
+  // Restoring a saved state and running the rest of a sequence with the same seams gives the rows of
+  // running the whole sequence, bit for bit.
+  virtual bool can_save() const { return false; }
+  // The bytes a saved state of a sequence of `tokens` tokens holds.
   virtual std::size_t snapshot_bytes(int64_t /*tokens*/) const { return 0; }
   // Replaces the whole state of an acquired slot with a snapshot this model saved (verdict::Error
   // otherwise).

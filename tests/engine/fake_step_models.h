@@ -65,10 +65,15 @@ class Gate {
   int entered_ = 0;
 };
 
+// Passes every call on to `inner`, forward() through the gate; with `forward_saves` false it says it
+// cannot save states (a model without a prefix cache).
 class GatedStepModel final : public StepModel {
  public:
-  GatedStepModel(std::unique_ptr<StepModel> inner, std::shared_ptr<Gate> gate)
-      : inner_(std::move(inner)), gate_(std::move(gate)) {}
+  GatedStepModel(std::unique_ptr<StepModel> inner, std::shared_ptr<Gate> gate, bool forward_saves = true)
+      : inner_(std::move(inner)), gate_(std::move(gate)), forward_saves_(forward_saves) {}
+  bool can_save() const override { return forward_saves_ && inner_->can_save(); }
+  std::size_t snapshot_bytes(int64_t tokens) const override { return inner_->snapshot_bytes(tokens); }
+  void restore(int64_t slot, const StateSnapshot& snapshot) override { inner_->restore(slot, snapshot); }
   int64_t hidden_size() const override { return inner_->hidden_size(); }
   int64_t vocab_size() const override { return inner_->vocab_size(); }
   int64_t slots() const override { return inner_->slots(); }
@@ -85,6 +90,7 @@ class GatedStepModel final : public StepModel {
  private:
   std::unique_ptr<StepModel> inner_;
   std::shared_ptr<Gate> gate_;
+  bool forward_saves_;
 };
 
 }  // namespace verdict::engine::testing

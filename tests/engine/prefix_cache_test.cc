@@ -1,6 +1,6 @@
 // The prefix cache (engine/prefix_cache.h) on its own: lookups by exact ids at the given lengths,
-// least-recently-used eviction within the byte capacity, counters. And the planner's seams and stops
-// (engine/batch_plan.h), which let the engine save a state at a seam.
+// least-recently-used eviction within the byte capacity, counters. And the planner's grid with seams
+// (engine/batch_plan.h).
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -102,25 +102,21 @@ TEST(PrefixCache, HoldsManyPrefixesEachUnderItsOwnIds) {
   }
 }
 
-TEST(BatchPlan, SeamsRestartTheGridAndAStopEndsThePiece) {
+TEST(BatchPlan, SeamsRestartTheGrid) {
   const std::vector<int64_t> seams = {36, 300};
   EXPECT_EQ(grid_floor(63, seams, 64), 36);
   EXPECT_EQ(grid_floor(299, seams, 64), 292);
   EXPECT_EQ(grid_floor(400, seams, 64), 364);
-  // 342 tokens from 0 in a 512-token room: all of it; with a stop at 36: 36 of it.
-  EXPECT_EQ(next_piece(SequenceWork{0, 342, seams, 0}, 512, 64), 342);
-  EXPECT_EQ(next_piece(SequenceWork{0, 342, seams, 36}, 512, 64), 36);
-  EXPECT_EQ(next_piece(SequenceWork{36, 342, seams, 300}, 512, 64), 264);
-  // A stop out of reach does not shorten the piece; the grid after a seam does.
-  EXPECT_EQ(next_piece(SequenceWork{36, 342, seams, 300}, 200, 64), 192);  // ends at 228 = 36 + 3 · 64
-  EXPECT_EQ(next_piece(SequenceWork{36, 1000, seams, 0}, 300, 64), 264);   // ends at the seam 300, not 336
-  EXPECT_EQ(next_piece(SequenceWork{36, 1000, seams, 0}, 20, 64), 0);
-  // Planned steps use both.
-  const std::vector<SequenceWork> work = {{0, 342, seams, 36}, {36, 1000, seams, 0}};
+  // A piece that reaches the end takes all; else it ends on the grid, which restarts at each seam.
+  EXPECT_EQ(next_piece(SequenceWork{0, 342, seams}, 512, 64), 342);
+  EXPECT_EQ(next_piece(SequenceWork{36, 342, seams}, 200, 64), 192);   // ends at 228 = 36 + 3 · 64
+  EXPECT_EQ(next_piece(SequenceWork{36, 1000, seams}, 300, 64), 264);  // ends at the seam 300, not 336
+  EXPECT_EQ(next_piece(SequenceWork{36, 1000, seams}, 20, 64), 0);
+  const std::vector<SequenceWork> work = {{0, 30, seams}, {36, 1000, seams}};
   const auto plan = plan_step(work, {.max_batch_tokens = 512, .chunk_tokens = 512}, 64);
   ASSERT_EQ(plan.size(), 2u);
-  EXPECT_EQ(plan[0].tokens, 36);
-  EXPECT_EQ(plan[1].tokens, 456);  // 476 tokens of room from 36: 492 = 300 + 3 · 64 is the last grid point
+  EXPECT_EQ(plan[0].tokens, 30);
+  EXPECT_EQ(plan[1].tokens, 456);  // 482 tokens of room from 36: 492 = 300 + 3 · 64 is the last grid point
 }
 
 }  // namespace

@@ -86,15 +86,19 @@ TEST(Qwen35StepModel, ARecordResumedFromThePrefixCacheGetsTheRowsItWouldCompute)
   const std::vector<float> want_other = run(plain, other, other_seams).first;
   const std::vector<float> want_first_only = run(plain, ids, first_only).first;
   EXPECT_NE(want_first_only, want);  // seams are part of the computation (within rounding)
+  {  // what `verdict decide` runs: Backbone::prefill with the record's seams
+    models::qwen35::SeqStatePool pool = backbone->make_pool(1, 512);
+    EXPECT_EQ(backbone->prefill(pool, pool.acquire(), ids, {}, models::qwen35::kDefaultPrefillChunk, seams).hidden, want);
+  }
 
   SchedulerOptions options;
   options.prefix_cache_bytes = std::size_t{64} << 20;
   Scheduler cached(std::make_unique<Qwen35StepModel>(*backbone, 1, 512), options);
-  EXPECT_EQ(run(cached, ids, seams), std::make_pair(want, std::size_t{0}));  // saves at 36 and at 107
-  EXPECT_EQ(cached.stats().steps, 3u);
+  EXPECT_EQ(run(cached, ids, seams), std::make_pair(want, std::size_t{0}));  // saves at 36 and 107 in passing
+  EXPECT_EQ(cached.stats().steps, 1u);
   EXPECT_EQ(cached.stats().prefix_cache.entries, 2u);
   EXPECT_EQ(run(cached, ids, seams), std::make_pair(want, std::size_t{107}));
-  EXPECT_EQ(cached.stats().steps, 4u);
+  EXPECT_EQ(cached.stats().steps, 2u);
   EXPECT_EQ(run(cached, other, other_seams), std::make_pair(want_other, std::size_t{36}));
   EXPECT_EQ(run(cached, ids, first_only), std::make_pair(want_first_only, std::size_t{36}));
   const engine::PrefixCacheStats stats = cached.stats().prefix_cache;
@@ -107,13 +111,39 @@ TEST(Qwen35StepModel, ARecordResumedFromThePrefixCacheGetsTheRowsItWouldCompute)
                              models::qwen35::snapshot_bytes(backbone->config(), 107) +
                              models::qwen35::snapshot_bytes(backbone->config(), 90));
 
-  // A cache too small for any state: nothing saved, the record runs in one step.
+  // Cut into pieces of 64 around the seams (a small step budget), resumed or not: the same rows.
+  SchedulerOptions small = options;
+  small.batch = {.max_batch_tokens = 64, .chunk_tokens = 64};
+  Scheduler pieces(std::make_unique<Qwen35StepModel>(*backbone, 1, 512), small);
+  EXPECT_EQ(run(pieces, ids, seams), std::make_pair(want, std::size_t{0}));
+  EXPECT_EQ(pieces.stats().steps, 7u);  // 0–36, 36–100, 100–107, 107–171, 171–235, 235–299, 299–300
+  EXPECT_EQ(run(pieces, ids, seams), std::make_pair(want, std::size_t{107}));
+  EXPECT_EQ(pieces.stats().steps, 11u);
+
+  // A cache too small for any state: nothing saved.
   options.prefix_cache_bytes = 1024;
   Scheduler tiny(std::make_unique<Qwen35StepModel>(*backbone, 1, 512), options);
   EXPECT_EQ(run(tiny, ids, seams), std::make_pair(want, std::size_t{0}));
   EXPECT_EQ(run(tiny, ids, seams), std::make_pair(want, std::size_t{0}));
-  EXPECT_EQ(tiny.stats().steps, 2u);
   EXPECT_EQ(tiny.stats().prefix_cache.entries, 0u);
+}
+
+// A model that cannot save states (a wrapper that does not say it can): no cache, same rows.
+TEST(Qwen35StepModel, AModelThatCannotSaveStatesRunsWithoutCache) {
+  const auto backbone = models::qwen35::Backbone::load(verdict::testing::fixture("qwen35-tiny"));
+  const std::vector<TokenId> ids = p300_ids();
+  const std::vector<int64_t> seams = {36, 107};
+  SchedulerOptions options;
+  options.prefix_cache_bytes = std::size_t{64} << 20;
+  Scheduler plain(std::make_unique<Qwen35StepModel>(*backbone, 1, 512), {});
+  auto gate = std::make_shared<Gate>();
+  Scheduler wrapped(std::make_unique<GatedStepModel>(std::make_unique<Qwen35StepModel>(*backbone, 1, 512), gate,
+                                                     /*forward_saves=*/false),
+                    options);
+  const std::vector<float> want = run(plain, ids, seams).first;
+  EXPECT_EQ(run(wrapped, ids, seams), std::make_pair(want, std::size_t{0}));
+  EXPECT_EQ(run(wrapped, ids, seams), std::make_pair(want, std::size_t{0}));
+  EXPECT_EQ(wrapped.stats().prefix_cache.lookups, 0u);
 }
 
 TEST(Qwen35StepModel, RecordsWithBadSeamsAreRefused) {

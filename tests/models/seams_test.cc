@@ -139,6 +139,49 @@ TEST(Seams, ASavedStateResumesBitForBit) {
   }
 }
 
+// A state saved in passing (SequenceInput::save_at) is the state a step ending there leaves.
+TEST(Seams, AStateSavedInPassingIsTheStateAtThatSeam) {
+  const verdict::testing::ScopedEnv packed("VERDICT_PACK", nullptr);
+  const Backbone& model = load_cached("qwen35-tiny");
+  const std::vector<int32_t> ids = prompt_ids("qwen35-tiny", 2);
+  const auto n = static_cast<int64_t>(ids.size());
+  const std::vector<int64_t> seams = {36, 107}, save_at = {36, 107};
+  SeqStatePool pool = model.make_pool(1, n);
+  const int64_t slot = pool.acquire();
+  SequenceInput in{slot, std::span<const int32_t>(ids).first(200), {}};
+  in.seams = seams;
+  in.save_at = save_at;
+  const ForwardOutput passing = model.forward(pool, std::span<const SequenceInput>(&in, 1));
+  ASSERT_EQ(passing.saved.size(), 2u);
+  for (std::size_t k = 0; k < 2; ++k) {
+    SeqStatePool split = model.make_pool(1, n);
+    const int64_t s = split.acquire();
+    std::vector<float> rows;
+    step(model, split, s, ids, 0, save_at[k], seams, false, rows);
+    const SeqSnapshot want = split.save(s);
+    EXPECT_EQ(passing.saved[k].length, want.length);
+    EXPECT_EQ(passing.saved[k].conv, want.conv) << save_at[k];
+    EXPECT_EQ(passing.saved[k].recurrent, want.recurrent) << save_at[k];
+    EXPECT_EQ(passing.saved[k].keys, want.keys) << save_at[k];
+    EXPECT_EQ(passing.saved[k].values, want.values) << save_at[k];
+  }
+  // At the step's end, too; elsewhere than a seam or the end, refused.
+  const std::vector<int64_t> at_end = {260};
+  SequenceInput rest{slot, std::span<const int32_t>(ids).subspan(200, 60), {}};
+  rest.seams = seams;
+  rest.save_at = at_end;
+  const ForwardOutput end = model.forward(pool, std::span<const SequenceInput>(&rest, 1));
+  ASSERT_EQ(end.saved.size(), 1u);
+  EXPECT_EQ(end.saved[0].recurrent, pool.save(slot).recurrent);
+  for (const std::vector<int64_t>& bad : std::vector<std::vector<int64_t>>{{270}, {265}, {260, 260}, {300}}) {
+    SequenceInput more{slot, std::span<const int32_t>(ids).subspan(260, 20), {}};
+    more.seams = seams;
+    more.save_at = bad;
+    EXPECT_THROW(model.forward(pool, std::span<const SequenceInput>(&more, 1)), Error) << bad[0];
+    EXPECT_EQ(pool.length(slot), 260);
+  }
+}
+
 TEST(Seams, BadSeamsAndSnapshotsAreRefused) {
   const Backbone& model = load_cached("qwen35-tiny");
   const std::vector<int32_t> ids = prompt_ids("qwen35-tiny", 1);

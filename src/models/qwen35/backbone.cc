@@ -68,7 +68,7 @@ ForwardOutput Backbone::forward(SeqStatePool& pool, std::span<const SequenceInpu
   // Validate everything first: a refused step leaves every state untouched.
   std::vector<Segment> segments;
   std::set<int64_t> slots;
-  int64_t rows = 0, logit_count = 0;
+  int64_t rows = 0, logit_count = 0, saves = 0;
   for (const SequenceInput& in : batch) {
     if (!pool.in_use(in.slot)) throw Error("sequence slot " + std::to_string(in.slot) + " is not acquired");
     if (!slots.insert(in.slot).second)
@@ -91,6 +91,14 @@ ForwardOutput Backbone::forward(SeqStatePool& pool, std::span<const SequenceInpu
       if (in.seams[i] > start && in.seams[i] < start + n) seg.restarts.push_back(in.seams[i] - start);
     }
     seg.chunked = n > 1 || in.prompt_piece;
+    for (std::size_t i = 0; i < in.save_at.size(); ++i) {
+      const int64_t rel = in.save_at[i] - start;
+      const bool at_restart = std::find(seg.restarts.begin(), seg.restarts.end(), rel) != seg.restarts.end();
+      if ((rel != n && !at_restart) || (i > 0 && in.save_at[i] <= in.save_at[i - 1]))
+        throw Error("a sequence's state can be saved only at one of its seams inside the step or at the step's end");
+      seg.saves.push_back(rel);
+    }
+    saves += static_cast<int64_t>(seg.saves.size());
     segments.push_back(std::move(seg));
     rows += n;
     logit_count += static_cast<int64_t>(in.logit_rows.size());
@@ -99,6 +107,12 @@ ForwardOutput Backbone::forward(SeqStatePool& pool, std::span<const SequenceInpu
   ForwardOutput result;
   result.hidden_size = H;
   result.vocab_size = c.vocab;
+  result.saved.reserve(static_cast<std::size_t>(saves));
+  for (Segment& seg : segments) {
+    if (seg.saves.empty()) continue;
+    seg.snapshots = result.saved.data() + result.saved.size();
+    for (std::size_t k = 0; k < seg.saves.size(); ++k) result.saved.push_back(pool.blank_snapshot());
+  }
   // Embeddings (no scaling).
   std::vector<float> x(static_cast<std::size_t>(rows * H));
   for (std::size_t s = 0; s < batch.size(); ++s) {
@@ -126,7 +140,10 @@ ForwardOutput Backbone::forward(SeqStatePool& pool, std::span<const SequenceInpu
     mlp_forward(lw.mlp, xn.data(), rows, mix.data());
     add_rows(x.data(), mix.data(), rows * H);
   }
-  for (const Segment& seg : segments) pool.set_length(seg.slot, seg.start + seg.n);
+  for (const Segment& seg : segments) {
+    pool.set_length(seg.slot, seg.start + seg.n);
+    for (std::size_t k = 0; k < seg.saves.size(); ++k) pool.save_kv(seg.slot, seg.start + seg.saves[k], seg.snapshots[k]);
+  }
 
   // Final norm on every row; logits only for the requested rows.
   result.hidden.resize(x.size());

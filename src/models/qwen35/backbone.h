@@ -53,6 +53,10 @@ struct SequenceInput {
   // it as the last piece of a prompt or record, run by the chunked form like the rest of it (so that
   // where a prompt was cut never changes its bits). Longer steps always run chunked.
   bool prompt_piece = false;
+  // Positions after which the sequence's whole state is returned (ForwardOutput::saved), ascending, each
+  // a seam inside this step's tokens or the position after its last token: what the engine's prefix
+  // cache keeps, taken in passing, without cutting the step there.
+  std::span<const int64_t> save_at{};
 };
 
 // The largest position ≤ `pos` where a piece of a sequence with these seams may start and keep one
@@ -65,6 +69,7 @@ struct ForwardOutput {
   std::vector<float> logits;           // [Σ |logit_rows|, V], sequences in batch order
   std::vector<int64_t> hidden_offset;  // per sequence: its first row in `hidden`
   std::vector<int64_t> logits_offset;  // per sequence: its first row in `logits`
+  std::vector<SeqSnapshot> saved;      // the states asked for by save_at, sequences in batch order
 
   std::span<const float> hidden_row(std::size_t seq, int64_t i) const;
   std::span<const float> logits_row(std::size_t seq, int64_t i) const;

@@ -20,6 +20,10 @@ struct Segment {
   // sequence's seams, SequenceInput::seams). The delta rule runs each stretch between them on its own.
   std::vector<int64_t> restarts{};
   bool chunked = true;  // false: a decoded token (n = 1), run by the delta rule's recurrent form
+  // States to save after these offsets in (0, n] (each a restart or n), into snapshots[0 …]: the
+  // DeltaNet layers fill their conv and recurrent parts as they pass (SequenceInput::save_at).
+  std::vector<int64_t> saves{};
+  SeqSnapshot* snapshots = nullptr;
 };
 
 // What every layer of one forward step needs besides its weights.

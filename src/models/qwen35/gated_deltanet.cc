@@ -15,8 +15,8 @@ namespace {
 
 // Causal depthwise conv + SiLU of one segment (spec §6.2, §6.8): the window is the K−1 stored
 // pre-conv vectors followed by the segment's new ones; the state keeps the window's last K−1.
-void conv_segment(const Config& c, const DeltaNetWeights& w, const Segment& seg, const float* p, float* state,
-                  float* y) {
+void conv_segment(const Config& c, const DeltaNetWeights& w, const Segment& seg, int64_t index, const float* p,
+                  float* state, float* y) {
   const int64_t C = c.conv_dim(), K = c.conv_kernel, hist = K - 1;
   auto window_row = [&](int64_t i) { return i < hist ? state + i * C : p + (seg.row0 + i - hist) * C; };
   const int64_t per_task = 8;
@@ -29,6 +29,10 @@ void conv_segment(const Config& c, const DeltaNetWeights& w, const Segment& seg,
       kernels::silu_mul(C, yt, nullptr, yt);
     }
   });
+  // The windows after the saved positions (Segment::saves), before the state moves on.
+  for (std::size_t k = 0; k < seg.saves.size(); ++k)
+    for (int64_t i = 0; i < hist; ++i)
+      std::copy_n(window_row(seg.saves[k] + i), C, seg.snapshots[k].conv.data() + (index * hist + i) * C);
   std::vector<float> next(static_cast<std::size_t>(hist * C));
   for (int64_t i = 0; i < hist; ++i) std::copy_n(window_row(seg.n + i), C, next.data() + i * C);
   std::copy(next.begin(), next.end(), state);
@@ -52,7 +56,7 @@ void deltanet_forward(const StepContext& step, const DeltaNetWeights& w, int64_t
   // Conv + SiLU per sequence, then q̂/k̂ → L2 (q also × 1/sqrt(dk)), β and g (spec §6.2, §6.3).
   Activations y(rows * C);
   for (const Segment& seg : step.segments)
-    conv_segment(c, w, seg, p.data(), step.pool.conv_state(seg.slot, index), y.data());
+    conv_segment(c, w, seg, index, p.data(), step.pool.conv_state(seg.slot, index), y.data());
   const double q_scale = 1.0 / std::sqrt(static_cast<double>(dk));
   float* beta = b.data();  // β and g overwrite b and a
   float* g = a.data();
@@ -105,6 +109,8 @@ void deltanet_forward(const StepContext& step, const DeltaNetWeights& w, int64_t
       } else {
         delta_rule_recurrent(head, S);
       }
+      for (std::size_t k = 0; k < seg.saves.size(); ++k)  // a saved state after this stretch
+        if (seg.saves[k] == t1) std::copy_n(S, dk * dv, seg.snapshots[k].recurrent.data() + (index * nv + j) * dk * dv);
     }
     for (int64_t t = 0; t < seg.n; ++t) {
       float* ot = o.data() + (seg.row0 + t) * VD + j * dv;

@@ -112,17 +112,20 @@ void SeqStatePool::copy(int64_t from, int64_t to) {
   length_[static_cast<std::size_t>(to)] = length_[static_cast<std::size_t>(from)];
 }
 
-SeqSnapshot SeqStatePool::save(int64_t slot) const {
-  check_slot(slot);
+SeqSnapshot SeqStatePool::blank_snapshot() const {
   SeqSnapshot s;
-  s.length = length_[static_cast<std::size_t>(slot)];
   s.conv.resize(static_cast<std::size_t>(deltanet_layers_ * conv_floats_));
   s.recurrent.resize(static_cast<std::size_t>(deltanet_layers_ * recurrent_floats_));
-  for (int64_t l = 0; l < deltanet_layers_; ++l) {
-    std::copy_n(conv_state(slot, l), conv_floats_, s.conv.data() + l * conv_floats_);
-    std::copy_n(recurrent_state(slot, l), recurrent_floats_, s.recurrent.data() + l * recurrent_floats_);
-  }
-  const int64_t rows = s.length * head_dim_;  // per KV head
+  return s;
+}
+
+void SeqStatePool::save_kv(int64_t slot, int64_t length, SeqSnapshot& s) const {
+  check_slot(slot);
+  if (length < 0 || length > length_[static_cast<std::size_t>(slot)])
+    throw Error("cannot save " + std::to_string(length) + " positions of a sequence of " +
+                std::to_string(length_[static_cast<std::size_t>(slot)]));
+  s.length = length;
+  const int64_t rows = length * head_dim_;  // per KV head
   s.keys.resize(static_cast<std::size_t>(attention_layers_ * nkv_ * rows));
   s.values.resize(s.keys.size());
   for (int64_t l = 0; l < attention_layers_; ++l)
@@ -131,6 +134,16 @@ SeqSnapshot SeqStatePool::save(int64_t slot) const {
       std::copy_n(keys(slot, l) + from, rows, s.keys.data() + to);
       std::copy_n(values(slot, l) + from, rows, s.values.data() + to);
     }
+}
+
+SeqSnapshot SeqStatePool::save(int64_t slot) const {
+  check_slot(slot);
+  SeqSnapshot s = blank_snapshot();
+  for (int64_t l = 0; l < deltanet_layers_; ++l) {
+    std::copy_n(conv_state(slot, l), conv_floats_, s.conv.data() + l * conv_floats_);
+    std::copy_n(recurrent_state(slot, l), recurrent_floats_, s.recurrent.data() + l * recurrent_floats_);
+  }
+  save_kv(slot, length_[static_cast<std::size_t>(slot)], s);
   return s;
 }
 

@@ -50,6 +50,10 @@ class SeqStatePool {
   // verdict::Error for a snapshot of another shape or longer than the pool's sequences).
   SeqSnapshot save(int64_t slot) const;
   void restore(const SeqSnapshot& snapshot, int64_t slot);
+  // A snapshot with room for the conv and recurrent states (zero), no KV rows, length 0.
+  SeqSnapshot blank_snapshot() const;
+  // Sets a snapshot's length and copies the slot's keys and values of positions [0, length) into it.
+  void save_kv(int64_t slot, int64_t length, SeqSnapshot& snapshot) const;
 
   float* conv_state(int64_t slot, int64_t deltanet_layer);       // [K−1, conv_dim]
   float* recurrent_state(int64_t slot, int64_t deltanet_layer);  // [nv, dk, dv]
