@@ -8,10 +8,15 @@
 namespace verdict::engine {
 namespace {
 
+// A saved state; when the cache lets it go, its buffers go back to the pool's spares for the next save.
 class Qwen35Snapshot final : public StateSnapshot {
  public:
-  Qwen35Snapshot(const Qwen35StepModel* owner, models::qwen35::SeqSnapshot state)
-      : owner_(owner), state_(std::move(state)) {}
+  Qwen35Snapshot(const Qwen35StepModel* owner, models::qwen35::SeqSnapshot state,
+                 std::shared_ptr<models::qwen35::SnapshotSpares> spares)
+      : owner_(owner), state_(std::move(state)), spares_(std::move(spares)) {}
+  ~Qwen35Snapshot() override { spares_->give(std::move(state_)); }
+  Qwen35Snapshot(const Qwen35Snapshot&) = delete;
+  Qwen35Snapshot& operator=(const Qwen35Snapshot&) = delete;
   int64_t tokens() const override { return state_.length; }
   std::size_t bytes() const override { return state_.bytes(); }
   const Qwen35StepModel* owner() const { return owner_; }
@@ -20,6 +25,7 @@ class Qwen35Snapshot final : public StateSnapshot {
  private:
   const Qwen35StepModel* owner_;
   models::qwen35::SeqSnapshot state_;
+  std::shared_ptr<models::qwen35::SnapshotSpares> spares_;
 };
 
 }  // namespace
@@ -52,7 +58,7 @@ void Qwen35StepModel::forward(std::span<const StepInput> batch, StepOutput& out)
   out.hidden = std::move(result.hidden);
   out.logits = std::move(result.logits);
   out.saved.clear();
-  for (models::qwen35::SeqSnapshot& s : result.saved) out.saved.push_back(std::make_shared<Qwen35Snapshot>(this, std::move(s)));
+  for (models::qwen35::SeqSnapshot& s : result.saved) out.saved.push_back(std::make_shared<Qwen35Snapshot>(this, std::move(s), pool_.spares()));
 }
 
 std::size_t Qwen35StepModel::snapshot_bytes(int64_t tokens) const {

@@ -11,6 +11,7 @@
 #include "decision/errors.h"
 #include "formats/hf_config.h"
 #include "models/qwen35/config.h"
+#include "models/qwen35/seq_state.h"
 #include "registry/model_entry.h"
 #include "registry/model_source.h"
 
@@ -136,7 +137,8 @@ void Registry::initialize() {
       estimate = estimate_model_memory(dir, config, is_chat ? options_.chat_slots : options_.slots,
                                        static_cast<int64_t>(max_length), options_.batch.max_batch_tokens,
                                        /*output_copy=*/is_chat);
-      if (!is_chat) estimate.prefix_cache = options_.decision_cache_bytes;
+      if (!is_chat && options_.decision_cache_bytes > 0)  // the entries, and the spares that saves reuse
+        estimate.prefix_cache = options_.decision_cache_bytes + models::qwen35::spare_snapshot_bytes(config);
       tokenizer = std::make_unique<tokenizer::Tokenizer>(read_model_tokenizer(dir));
       if (is_chat) {
         // A template using something the Jinja engine lacks fails here, at start-up, not per request.

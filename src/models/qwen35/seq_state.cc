@@ -41,6 +41,7 @@ SeqStatePool::SeqStatePool(const Config& c, int64_t max_sequences, int64_t max_t
   keys_.resize(checked_size(max_sequences, attention_layers_, kv_floats_));
   values_.resize(keys_.size());
   length_.assign(static_cast<std::size_t>(max_sequences), 0);
+  spares_ = std::make_shared<SnapshotSpares>(spare_snapshot_bytes(c));
   in_use_.assign(static_cast<std::size_t>(max_sequences), false);
 }
 
@@ -112,8 +113,43 @@ void SeqStatePool::copy(int64_t from, int64_t to) {
   length_[static_cast<std::size_t>(to)] = length_[static_cast<std::size_t>(from)];
 }
 
+namespace {
+std::size_t capacity_bytes(const SeqSnapshot& s) {
+  return (s.conv.capacity() + s.recurrent.capacity() + s.keys.capacity() + s.values.capacity()) * sizeof(float);
+}
+}  // namespace
+
+void SnapshotSpares::give(SeqSnapshot&& snapshot) {
+  const std::size_t size = capacity_bytes(snapshot);
+  std::lock_guard lock(mutex_);
+  if (bytes_ + size > max_bytes_) return;  // freed here
+  bytes_ += size;
+  spares_.push_back(std::move(snapshot));
+}
+
+bool SnapshotSpares::take(SeqSnapshot& out) {
+  std::lock_guard lock(mutex_);
+  if (spares_.empty()) return false;
+  bytes_ -= capacity_bytes(spares_.back());
+  out = std::move(spares_.back());
+  spares_.pop_back();
+  return true;
+}
+
+std::size_t SnapshotSpares::bytes() const {
+  std::lock_guard lock(mutex_);
+  return bytes_;
+}
+
+std::size_t spare_snapshot_bytes(const Config& config) { return 2 * snapshot_bytes(config, 512); }
+
 SeqSnapshot SeqStatePool::blank_snapshot() const {
   SeqSnapshot s;
+  if (spares_->take(s)) {
+    s.length = 0;
+    s.keys.clear();  // the capacity stays, for save_kv
+    s.values.clear();
+  }
   s.conv.resize(static_cast<std::size_t>(deltanet_layers_ * conv_floats_));
   s.recurrent.resize(static_cast<std::size_t>(deltanet_layers_ * recurrent_floats_));
   return s;

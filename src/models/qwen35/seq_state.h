@@ -5,24 +5,66 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <new>
 #include <vector>
 
+#include "core/heap.h"
 #include "models/qwen35/config.h"
 
 namespace verdict::models::qwen35 {
+
+// Memory for saved states: blocks of 2 MiB and more are their own mappings in transparent huge pages
+// (core/heap.h), so that a new snapshot's tens of megabytes fault in a few huge pages, not thousands of
+// small ones, and are handed back whole when freed, leaving the heap of the activation buffers alone.
+template <typename T>
+struct SnapshotAllocator {
+  using value_type = T;
+  SnapshotAllocator() = default;
+  template <typename U>
+  SnapshotAllocator(const SnapshotAllocator<U>&) {}  // NOLINT: converting, as allocators are
+  T* allocate(std::size_t n) {
+    auto* p = allocate_weight_memory(static_cast<int64_t>(n * sizeof(T)));
+    if (p == nullptr) throw std::bad_alloc();
+    return reinterpret_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t n) { free_weight_memory(reinterpret_cast<uint8_t*>(p), static_cast<int64_t>(n * sizeof(T))); }
+  template <typename U>
+  bool operator==(const SnapshotAllocator<U>&) const { return true; }
+};
+using SnapshotFloats = std::vector<float, SnapshotAllocator<float>>;
 
 // One sequence's whole state after `length` tokens, outside the pool (the engine's prefix cache keeps
 // these): restoring it into a slot and running the rest of a sequence gives what running the whole
 // sequence gives, bit for bit. Holds the KV rows of the first `length` positions only.
 struct SeqSnapshot {
   int64_t length = 0;
-  std::vector<float> conv, recurrent;  // [deltanet layers, …] as in the pool
-  std::vector<float> keys, values;     // [attention layers, nkv, length, hd]
+  SnapshotFloats conv, recurrent;  // [deltanet layers, …] as in the pool
+  SnapshotFloats keys, values;     // [attention layers, nkv, length, hd]
   std::size_t bytes() const { return (conv.size() + recurrent.size() + keys.size() + values.size()) * sizeof(float); }
+};
+
+// Snapshots let go of, kept for the next save (thread-safe): a snapshot's tens of megabytes, freshly
+// allocated for every save, cost more in page faults than the copy itself (a virtual machine's page
+// faults are slow). Holds at most `max_bytes` of them (SeqStatePool: spare_snapshot_bytes()).
+class SnapshotSpares {
+ public:
+  explicit SnapshotSpares(std::size_t max_bytes) : max_bytes_(max_bytes) {}
+  void give(SeqSnapshot&& snapshot);
+  bool take(SeqSnapshot& out);  // false when none is kept
+  std::size_t bytes() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::size_t max_bytes_, bytes_ = 0;
+  std::vector<SeqSnapshot> spares_;
 };
 
 // SeqSnapshot::bytes() of a sequence of `tokens` tokens of this model.
 std::size_t snapshot_bytes(const Config& config, int64_t tokens);
+// The most a pool's SnapshotSpares hold: two snapshots of 512 tokens.
+std::size_t spare_snapshot_bytes(const Config& config);
 
 class SeqStatePool {
  public:
@@ -50,8 +92,11 @@ class SeqStatePool {
   // verdict::Error for a snapshot of another shape or longer than the pool's sequences).
   SeqSnapshot save(int64_t slot) const;
   void restore(const SeqSnapshot& snapshot, int64_t slot);
-  // A snapshot with room for the conv and recurrent states (zero), no KV rows, length 0.
+  // A snapshot with room for the conv and recurrent states (a spare's contents, or zeros), length 0: for a
+  // forward step to fill.
   SeqSnapshot blank_snapshot() const;
+  // Where this pool takes blank snapshots from, and where their owners may give them back.
+  const std::shared_ptr<SnapshotSpares>& spares() const { return spares_; }
   // Sets a snapshot's length and copies the slot's keys and values of positions [0, length) into it.
   void save_kv(int64_t slot, int64_t length, SeqSnapshot& snapshot) const;
 
@@ -76,6 +121,7 @@ class SeqStatePool {
   std::vector<float> conv_, recurrent_, keys_, values_;
   std::vector<int64_t> length_;
   std::vector<bool> in_use_;
+  std::shared_ptr<SnapshotSpares> spares_;
 };
 
 }  // namespace verdict::models::qwen35
