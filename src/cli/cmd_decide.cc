@@ -64,7 +64,7 @@ int run_decide(Args& args) {
       [&](std::span<const decision::TokenId> ids, std::span<const int64_t> seams) {
         auto pool = backbone->make_pool(1, static_cast<int64_t>(ids.size()));
         const int64_t slot = pool.acquire();
-        // The server's grid (512-token steps restarted at the seams): the same rows, bit for bit.
+        // Pieces restarted at the record's seams: the rows the server computes, bit for bit.
         const auto out = backbone->prefill(pool, slot, ids, {}, models::qwen35::kDefaultPrefillChunk, seams);
         return decision::HiddenRows{out.hidden, ids.size(), hidden};
       },

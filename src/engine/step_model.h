@@ -31,7 +31,7 @@ struct StepInput {
   std::span<const int64_t> save_at{};
 };
 
-// One sequence's saved state (StepModel::save): what the engine's prefix cache holds.
+// One sequence's saved state (StepInput::save_at): what the engine's prefix cache holds.
 class StateSnapshot {
  public:
   virtual ~StateSnapshot() = default;

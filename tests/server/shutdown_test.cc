@@ -224,6 +224,9 @@ TEST(ServeProcess, UsageErrorsExitTwo) {
   EXPECT_NE(serve.log().find("not a checkpoint folder"), std::string::npos) << serve.log();
   ServeProcess bad_memory({"--model", clef_tiny_dir(), "--max-memory", "lots"});
   EXPECT_EQ(bad_memory.wait_exit(), 2) << bad_memory.log();
+  ServeProcess bad_cache({"--model", clef_tiny_dir(), "--decision-cache", "lots"});
+  EXPECT_EQ(bad_cache.wait_exit(), 2) << bad_cache.log();
+  EXPECT_NE(bad_cache.log().find("--decision-cache: 'lots' is not a memory size"), std::string::npos) << bad_cache.log();
 }
 
 TEST(ServeProcess, StartUpErrorsExitOne) {
