@@ -87,13 +87,6 @@ bool PrefixCache::insert(std::shared_ptr<const CachedPrefix> entry,
   return true;
 }
 
-void PrefixCache::clear() {
-  std::lock_guard lock(mutex_);
-  entries_.clear();
-  index_.clear();
-  bytes_ = 0;
-}
-
 PrefixCacheStats PrefixCache::stats() const {
   std::lock_guard lock(mutex_);
   PrefixCacheStats s = stats_;

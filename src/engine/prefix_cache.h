@@ -54,7 +54,6 @@ class PrefixCache {
   // (outside its own lock).
   bool insert(std::shared_ptr<const CachedPrefix> entry,
               std::vector<std::shared_ptr<const CachedPrefix>>* dropped = nullptr);
-  void clear();
 
   PrefixCacheStats stats() const;
 

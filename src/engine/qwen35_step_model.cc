@@ -17,7 +17,6 @@ class Qwen35Snapshot final : public StateSnapshot {
   ~Qwen35Snapshot() override { spares_->give(std::move(state_)); }
   Qwen35Snapshot(const Qwen35Snapshot&) = delete;
   Qwen35Snapshot& operator=(const Qwen35Snapshot&) = delete;
-  int64_t tokens() const override { return state_.length; }
   std::size_t bytes() const override { return state_.bytes(); }
   const Qwen35StepModel* owner() const { return owner_; }
   const models::qwen35::SeqSnapshot& state() const { return state_; }

@@ -35,7 +35,6 @@ struct StepInput {
 class StateSnapshot {
  public:
   virtual ~StateSnapshot() = default;
-  virtual int64_t tokens() const = 0;       // tokens the sequence held
   virtual std::size_t bytes() const = 0;    // memory held
 };
 

@@ -1,7 +1,8 @@
 // Seams (SequenceInput::seams): where a sequence's DeltaNet chunk grid restarts. A decision record has
 // two, the end of its constant prefix and the end of its state, and the prefix cache resumes records
 // there. What must hold, bit for bit, in the exact and the packed kernels:
-//   * pieces that start on the seams' grid (prefill_grid_floor) give one pass with the same seams;
+//   * pieces that start on the seams' grid (0 and each seam, each followed by every 64 positions) give
+//     one pass with the same seams;
 //   * a state saved at a seam and restored into another pool, then the rest of the sequence, gives
 //     the rows of running it whole;
 //   * a prompt's last one-token piece runs like the rest of the prompt.
@@ -51,18 +52,6 @@ std::vector<float> run_cut(const Backbone& model, std::span<const int32_t> ids, 
   }
   step(model, pool, slot, ids, from, n, seams, true, out);
   return out;
-}
-
-TEST(Seams, GridFloorRestartsAtEachSeam) {
-  const std::vector<int64_t> seams = {36, 250};
-  EXPECT_EQ(prefill_grid_floor(35, seams), 0);
-  EXPECT_EQ(prefill_grid_floor(64, seams), 36);
-  EXPECT_EQ(prefill_grid_floor(99, seams), 36);
-  EXPECT_EQ(prefill_grid_floor(100, seams), 100);
-  EXPECT_EQ(prefill_grid_floor(249, seams), 228);
-  EXPECT_EQ(prefill_grid_floor(250, seams), 250);
-  EXPECT_EQ(prefill_grid_floor(400, seams), 378);
-  EXPECT_EQ(prefill_grid_floor(130, {}), 128);
 }
 
 TEST(Seams, PiecesOnTheSeamsGridGiveOnePassBitForBit) {

@@ -25,13 +25,6 @@ void add_rows(float* x, const float* y, int64_t n) {
 
 }  // namespace
 
-int64_t prefill_grid_floor(int64_t pos, std::span<const int64_t> seams) {
-  int64_t origin = 0;
-  for (int64_t seam : seams)
-    if (seam <= pos) origin = std::max(origin, seam);
-  return origin + (pos - origin) / kPrefillAlignment * kPrefillAlignment;
-}
-
 std::span<const float> ForwardOutput::hidden_row(std::size_t seq, int64_t i) const {
   return {hidden.data() + (hidden_offset.at(seq) + i) * hidden_size, static_cast<std::size_t>(hidden_size)};
 }

@@ -46,8 +46,9 @@ struct SequenceInput {
   std::span<const int64_t> logit_rows;   // indices into `tokens` whose logits are wanted
   // The sequence's seams: absolute positions, ascending, where the DeltaNet chunk grid restarts (a
   // decision record's end of prefix and end of state). A sequence's results depend on its seams, within
-  // fp32 rounding, and on nothing else of how it is cut: pieces that each start on the grid of
-  // prefill_grid_floor() give one pass bit for bit. Seams outside this step's tokens are ignored.
+  // fp32 rounding, and on nothing else of how it is cut: pieces that each start on its grid (0 and each
+  // seam, each followed by every kPrefillAlignment positions; engine::grid_floor) give one pass bit for
+  // bit. Seams outside this step's tokens are ignored.
   std::span<const int64_t> seams{};
   // A one-token step is a decoded token by default and runs the delta rule's recurrent form; true marks
   // it as the last piece of a prompt or record, run by the chunked form like the rest of it (so that
@@ -59,9 +60,6 @@ struct SequenceInput {
   std::span<const int64_t> save_at{};
 };
 
-// The largest position ≤ `pos` where a piece of a sequence with these seams may start and keep one
-// pass's bits: 0, each seam, and every kPrefillAlignment tokens after each (the grid restarts at a seam).
-int64_t prefill_grid_floor(int64_t pos, std::span<const int64_t> seams);
 
 struct ForwardOutput {
   int64_t hidden_size = 0, vocab_size = 0;
