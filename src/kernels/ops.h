@@ -337,7 +337,6 @@ void exp_shifted(int64_t n, float shift, float* x);
 float dot(const float* a, const float* b, int64_t n);          // Σ a_i b_i
 void axpy(int64_t n, float a, const float* x, float* y);       // y += a · x
 void scale(int64_t n, float a, float* x);                      // x *= a
-void mul_acc(int64_t n, const float* a, const float* b, float* y);  // y += a ⊙ b (product rounded, then sum)
 
 // One token of the gated delta rule on one head's state S (dk × dv, row-major; single-threaded):
 // S ← decay·S; m = Sᵀk; u = β (v − m); S ← S + k uᵀ; o = Sᵀq (o: dv values, overwritten). Every ISA computes
@@ -350,6 +349,11 @@ void delta_rule_token(int64_t dk, int64_t dv, float decay, float beta, const flo
 // y[i] = silu(x[i]) · m[i] = x[i] / (1 + e^−x[i]) · m[i] (m = nullptr: · 1); y may alias x or m. SIMD
 // versions use exp_shifted's polynomial; the scalar version is std::exp. Single-threaded.
 void silu_mul(int64_t n, const float* x, const float* m, float* y);
+// One token of a causal depthwise convolution followed by SiLU (the DeltaNet's conv, spec §6.2):
+// y[i] = silu(s_i), s_i = Σ_{j < taps} w[j·n + i] · x[j][i], each product rounded, summed from 0 in order
+// j = 0 … taps − 1 (no fused multiply-adds), and silu as this ISA's silu_mul: bit for bit silu_mul applied
+// to those sums, in one pass over the inputs. y must not alias w or any x[j]. Single-threaded.
+void conv_silu(int64_t n, int64_t taps, const float* w, const float* const* x, float* y);
 // Σ x_i², accumulated in double (the norms' denominators). Single-threaded.
 double sum_squares(const float* x, int64_t n);
 // x ← softmax(scale · x) over n > 0 values: s_i = scale · x_i, e_i = e^(s_i − max s) as exp_shifted, sum in

@@ -1,4 +1,4 @@
-// dot / axpy / scale / silu_mul / sum_squares on every ISA against kernels/ref, odd lengths included.
+// dot / axpy / scale / silu_mul / conv_silu / sum_squares on every ISA against kernels/ref, odd lengths included.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -103,23 +103,40 @@ TEST(VectorOps, SoftmaxMatchesReference) {
   }
 }
 
-// A rounded product, then a rounded sum, per element on every ISA: bit-identical to the twin; the tail
-// stays untouched.
-TEST(VectorOps, MulAccMatchesTheTwinBitForBit) {
+// The convolution's sums are rounded products summed in order from 0 on every ISA, so each ISA's conv_silu
+// is bit for bit its own silu_mul of the twin's sums (one pass over the inputs instead of taps + 1), and
+// within silu_mul's tolerance of the reference; the tail past n stays untouched. Taps 1, 3 and 4 (Qwen3.5's
+// conv kernel).
+TEST(VectorOps, ConvSiluIsSiluOfTheSumsBitForBit) {
   std::mt19937 rng(16);
   for (Isa isa : supported_isas()) {
     IsaScope scope(isa);
-    for (int64_t n : kLengths) {
-      const auto a = random_floats(rng, n), b = random_floats(rng, n);
-      auto y = random_floats(rng, n);
-      auto want = y;
-      ref::mul_acc(n, a.data(), b.data(), want.data());
-      y.push_back(42.0f);
-      mul_acc(n, a.data(), b.data(), y.data());
-      for (int64_t i = 0; i < n; ++i)
-        ASSERT_EQ(y[static_cast<std::size_t>(i)], want[static_cast<std::size_t>(i)]) << isa_name(isa) << " n=" << n;
-      EXPECT_EQ(y[static_cast<std::size_t>(n)], 42.0f);
-    }
+    for (int64_t taps : {1, 3, 4})
+      for (int64_t n : kLengths) {
+        const auto w = random_floats(rng, taps * n, -2.0f, 2.0f);
+        std::vector<std::vector<float>> rows;
+        std::vector<const float*> x;
+        for (int64_t j = 0; j < taps; ++j) rows.push_back(random_floats(rng, n, -4.0f, 4.0f));
+        for (const auto& r : rows) x.push_back(r.data());
+        std::vector<float> sums(static_cast<std::size_t>(n), 0.0f);
+        for (int64_t j = 0; j < taps; ++j)
+          for (int64_t i = 0; i < n; ++i) {
+            const float p = w[static_cast<std::size_t>(j * n + i)] * x[static_cast<std::size_t>(j)][i];
+            sums[static_cast<std::size_t>(i)] += p;
+          }
+        std::vector<float> want(sums.size()), want_ref(sums.size());
+        silu_mul(n, sums.data(), nullptr, want.data());
+        ref::conv_silu(n, taps, w.data(), x.data(), want_ref.data());
+        std::vector<float> got(static_cast<std::size_t>(n) + 1, 42.0f);
+        conv_silu(n, taps, w.data(), x.data(), got.data());
+        for (int64_t i = 0; i < n; ++i) {
+          const auto at = static_cast<std::size_t>(i);
+          ASSERT_EQ(got[at], want[at]) << isa_name(isa) << " taps=" << taps << " n=" << n << " i=" << i;
+          ASSERT_NEAR(got[at], want_ref[at], 4.0f * std::numeric_limits<float>::epsilon() * std::fabs(want_ref[at]) + 1e-30f)
+              << isa_name(isa) << " taps=" << taps << " n=" << n << " i=" << i;
+        }
+        EXPECT_EQ(got[static_cast<std::size_t>(n)], 42.0f);
+      }
   }
 }
 

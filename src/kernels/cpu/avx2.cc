@@ -374,16 +374,20 @@ void silu_mul_avx2(int64_t n, const float* x, const float* m, float* y) {
   }
 }
 
-void mul_acc_avx2(int64_t n, const float* a, const float* b, float* y) {
+void conv_silu_avx2(int64_t n, int64_t taps, const float* w, const float* const* x, float* y) {
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
-    const __m256 p = _mm256_mul_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i));
-    _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(y + i), p));
+    __m256 sum = _mm256_setzero_ps();
+    for (int64_t j = 0; j < taps; ++j)
+      sum = _mm256_add_ps(sum, _mm256_mul_ps(_mm256_loadu_ps(w + j * n + i), _mm256_loadu_ps(x[j] + i)));
+    _mm256_storeu_ps(y + i, silu8(sum));
   }
   if (i < n) {
     const __m256i m = lane_mask(n - i);
-    const __m256 p = _mm256_mul_ps(_mm256_maskload_ps(a + i, m), _mm256_maskload_ps(b + i, m));
-    _mm256_maskstore_ps(y + i, m, _mm256_add_ps(_mm256_maskload_ps(y + i, m), p));
+    __m256 sum = _mm256_setzero_ps();
+    for (int64_t j = 0; j < taps; ++j)
+      sum = _mm256_add_ps(sum, _mm256_mul_ps(_mm256_maskload_ps(w + j * n + i, m), _mm256_maskload_ps(x[j] + i, m)));
+    _mm256_maskstore_ps(y + i, m, silu8(sum));
   }
 }
 
@@ -639,7 +643,7 @@ const KernelTable& avx2_table() {
                                  quantize_rows_avx2,    quantize_rows_super_avx2,
                                  int8_tile_avx2,     bf16_rows_generic,   bf16_tile_generic,
                                  fma16_tile_avx2,    silu_mul_avx2,       sum_squares_avx2,
-                                 softmax_avx2,       mul_acc_avx2,        delta_rule_token_avx2};
+                                 softmax_avx2,       conv_silu_avx2,      delta_rule_token_avx2};
   return table;
 }
 

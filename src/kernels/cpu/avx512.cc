@@ -305,16 +305,20 @@ void silu_mul_avx512(int64_t n, const float* x, const float* m, float* y) {
   }
 }
 
-void mul_acc_avx512(int64_t n, const float* a, const float* b, float* y) {
+// The sums of conv_silu for the lanes of mask m from element i (tail lanes read as 0).
+inline __m512 conv_sum16(int64_t n, int64_t taps, const float* w, const float* const* x, int64_t i, __mmask16 m) {
+  __m512 sum = _mm512_setzero_ps();
+  for (int64_t j = 0; j < taps; ++j)
+    sum = _mm512_add_ps(sum, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, w + j * n + i), _mm512_maskz_loadu_ps(m, x[j] + i)));
+  return sum;
+}
+
+void conv_silu_avx512(int64_t n, int64_t taps, const float* w, const float* const* x, float* y) {
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    const __m512 p = _mm512_mul_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i));
-    _mm512_storeu_ps(y + i, _mm512_add_ps(_mm512_loadu_ps(y + i), p));
-  }
+  for (; i + kLanes <= n; i += kLanes) _mm512_storeu_ps(y + i, silu16(conv_sum16(n, taps, w, x, i, 0xFFFF)));
   if (i < n) {
     const __mmask16 m = tail_mask(n - i);
-    const __m512 p = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i));
-    _mm512_mask_storeu_ps(y + i, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, y + i), p));
+    _mm512_mask_storeu_ps(y + i, m, silu16(conv_sum16(n, taps, w, x, i, m)));
   }
 }
 
@@ -654,7 +658,7 @@ const KernelTable& avx512_table() {
                                  quantize_rows_avx512,  quantize_rows_super_avx512,
                                  int8_tile_generic,    bf16_rows_avx512,      bf16_tile_generic,
                                  fma16_tile_avx512,    silu_mul_avx512,       sum_squares_avx512,
-                                 softmax_avx512,       mul_acc_avx512,        delta_rule_token_avx512};
+                                 softmax_avx512,       conv_silu_avx512,      delta_rule_token_avx512};
   return table;
 }
 

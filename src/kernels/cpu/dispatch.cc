@@ -561,7 +561,9 @@ void axpy(int64_t n, float a, const float* x, float* y) { active_table().axpy(n,
 void scale(int64_t n, float a, float* x) { active_table().scale(n, a, x); }
 void silu_mul(int64_t n, const float* x, const float* m, float* y) { active_table().silu_mul(n, x, m, y); }
 double sum_squares(const float* x, int64_t n) { return active_table().sum_squares(x, n); }
-void mul_acc(int64_t n, const float* a, const float* b, float* y) { active_table().mul_acc(n, a, b, y); }
+void conv_silu(int64_t n, int64_t taps, const float* w, const float* const* x, float* y) {
+  active_table().conv_silu(n, taps, w, x, y);
+}
 void delta_rule_token(int64_t dk, int64_t dv, float decay, float beta, const float* q, const float* k,
                       const float* v, float* S, float* o) {
   active_table().delta_rule_token(dk, dv, decay, beta, q, k, v, S, o);

@@ -89,10 +89,14 @@ void silu_mul_generic(int64_t n, const float* x, const float* m, float* y) {
   }
 }
 
-void mul_acc_generic(int64_t n, const float* a, const float* b, float* y) {
+void conv_silu_generic(int64_t n, int64_t taps, const float* w, const float* const* x, float* y) {
   for (int64_t i = 0; i < n; ++i) {
-    const float p = a[i] * b[i];  // rounded: no contraction into an fma
-    y[i] += p;
+    float sum = 0.0f;
+    for (int64_t j = 0; j < taps; ++j) {
+      const float p = w[j * n + i] * x[j][i];  // rounded: no contraction into an fma
+      sum += p;
+    }
+    silu_mul_generic(1, &sum, nullptr, y + i);
   }
 }
 
@@ -485,7 +489,7 @@ const KernelTable& generic_table() {
                                  quantize_rows_generic, quantize_rows_super_generic,
                                  int8_tile_generic,   bf16_rows_generic,      bf16_tile_generic,
                                  fma16_tile_generic,  silu_mul_generic,       sum_squares_generic,
-                                 softmax_generic,     mul_acc_generic,        delta_rule_token_generic};
+                                 softmax_generic,     conv_silu_generic,      delta_rule_token_generic};
   return table;
 }
 

@@ -309,7 +309,7 @@ struct KernelTable {
   void (*silu_mul)(int64_t n, const float* x, const float* m, float* y);
   double (*sum_squares)(const float* x, int64_t n);
   void (*softmax)(int64_t n, float scale, float* x);
-  void (*mul_acc)(int64_t n, const float* a, const float* b, float* y);
+  void (*conv_silu)(int64_t n, int64_t taps, const float* w, const float* const* x, float* y);
   // ops.h's delta_rule_token: each table's result is the sequence of its own scale and axpy calls there.
   void (*delta_rule_token)(int64_t dk, int64_t dv, float decay, float beta, const float* q, const float* k,
                            const float* v, float* S, float* o);

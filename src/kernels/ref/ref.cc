@@ -451,10 +451,14 @@ void silu_mul(int64_t n, const float* x, const float* m, float* y) {
   }
 }
 
-void mul_acc(int64_t n, const float* a, const float* b, float* y) {
+void conv_silu(int64_t n, int64_t taps, const float* w, const float* const* x, float* y) {
   for (int64_t i = 0; i < n; ++i) {
-    const float p = a[i] * b[i];
-    y[i] += p;
+    float sum = 0.0f;
+    for (int64_t j = 0; j < taps; ++j) {
+      const float p = w[j * n + i] * x[j][i];
+      sum += p;
+    }
+    silu_mul(1, &sum, nullptr, y + i);
   }
 }
 

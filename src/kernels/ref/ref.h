@@ -39,6 +39,6 @@ void scale(int64_t n, float a, float* x);
 void silu_mul(int64_t n, const float* x, const float* m, float* y);  // in double
 double sum_squares(const float* x, int64_t n);                       // in long double
 void softmax(int64_t n, float scale, float* x);                      // in double
-void mul_acc(int64_t n, const float* a, const float* b, float* y);   // product, then sum
+void conv_silu(int64_t n, int64_t taps, const float* w, const float* const* x, float* y);  // fp32 sums, silu in double
 
 }  // namespace verdict::kernels::ref

@@ -21,12 +21,10 @@ void conv_segment(const Config& c, const DeltaNetWeights& w, const Segment& seg,
   auto window_row = [&](int64_t i) { return i < hist ? state + i * C : p + (seg.row0 + i - hist) * C; };
   const int64_t per_task = 8;
   kernels::parallel_for((seg.n + per_task - 1) / per_task, static_cast<double>(per_task * C * K), [&](int64_t task) {
+    std::vector<const float*> window(static_cast<std::size_t>(K));
     for (int64_t t = task * per_task; t < std::min(seg.n, (task + 1) * per_task); ++t) {
-      float* yt = y + (seg.row0 + t) * C;
-      std::fill_n(yt, C, 0.0f);
-      for (int64_t j = 0; j < K; ++j)  // token t − (K−1) + j
-        kernels::mul_acc(C, w.conv.data() + j * C, window_row(t + j), yt);
-      kernels::silu_mul(C, yt, nullptr, yt);
+      for (int64_t j = 0; j < K; ++j) window[static_cast<std::size_t>(j)] = window_row(t + j);  // token t − (K−1) + j
+      kernels::conv_silu(C, K, w.conv.data(), window.data(), y + (seg.row0 + t) * C);
     }
   });
   // The windows after the saved positions (Segment::saves), before the state moves on.
