@@ -132,8 +132,8 @@ TEST(VectorOps, ConvSiluIsSiluOfTheSumsBitForBit) {
         for (int64_t i = 0; i < n; ++i) {
           const auto at = static_cast<std::size_t>(i);
           ASSERT_EQ(got[at], want[at]) << isa_name(isa) << " taps=" << taps << " n=" << n << " i=" << i;
-          ASSERT_NEAR(got[at], want_ref[at], 4.0f * std::numeric_limits<float>::epsilon() * std::fabs(want_ref[at]) + 1e-30f)
-              << isa_name(isa) << " taps=" << taps << " n=" << n << " i=" << i;
+          const float tol = 4.0f * std::numeric_limits<float>::epsilon() * std::fabs(want_ref[at]) + 1e-30f;
+          ASSERT_NEAR(got[at], want_ref[at], tol) << isa_name(isa) << " taps=" << taps << " n=" << n << " i=" << i;
         }
         EXPECT_EQ(got[static_cast<std::size_t>(n)], 42.0f);
       }

@@ -309,7 +309,8 @@ void silu_mul_avx512(int64_t n, const float* x, const float* m, float* y) {
 inline __m512 conv_sum16(int64_t n, int64_t taps, const float* w, const float* const* x, int64_t i, __mmask16 m) {
   __m512 sum = _mm512_setzero_ps();
   for (int64_t j = 0; j < taps; ++j)
-    sum = _mm512_add_ps(sum, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, w + j * n + i), _mm512_maskz_loadu_ps(m, x[j] + i)));
+    sum = _mm512_add_ps(sum,
+                        _mm512_mul_ps(_mm512_maskz_loadu_ps(m, w + j * n + i), _mm512_maskz_loadu_ps(m, x[j] + i)));
   return sum;
 }
 

@@ -23,7 +23,8 @@ void conv_segment(const Config& c, const DeltaNetWeights& w, const Segment& seg,
   kernels::parallel_for((seg.n + per_task - 1) / per_task, static_cast<double>(per_task * C * K), [&](int64_t task) {
     std::vector<const float*> window(static_cast<std::size_t>(K));
     for (int64_t t = task * per_task; t < std::min(seg.n, (task + 1) * per_task); ++t) {
-      for (int64_t j = 0; j < K; ++j) window[static_cast<std::size_t>(j)] = window_row(t + j);  // token t − (K−1) + j
+      for (int64_t j = 0; j < K; ++j)  // token t − (K−1) + j
+        window[static_cast<std::size_t>(j)] = window_row(t + j);
       kernels::conv_silu(C, K, w.conv.data(), window.data(), y + (seg.row0 + t) * C);
     }
   });
