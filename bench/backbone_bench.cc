@@ -146,6 +146,8 @@ BENCHMARK(BM_RecordsPerStep)
     ->ArgsProduct({{1, 2, 4}, {342}})
     ->Args({1, 512})
     ->Args({1, 171})
+    ->Args({2, 171})
+    ->Args({1, 96})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->MinTime(2.0);
