@@ -31,6 +31,7 @@
 
 #include "core/dtype.h"
 #include "core/heap.h"
+#include "kernels/cpu/kernel_table.h"
 #include "kernels/isa.h"
 #include "kernels/ops.h"
 #include "kernels/peak.h"
@@ -700,6 +701,38 @@ BENCHMARK(BM_GemmF32)
     ->Args({32, 256, 4096, 1})
     ->Args({342, 1024, 1024, 1})
     ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
+// ---------------------------------------------------------------------------------------------------
+// The activations' quantization before an Int8 product (block_q8_0: q, d, Σq, Σx per 32 columns), one thread,
+// of a 342-token record's rows at the qwen35-0.8b widths (1,024: the layers' inputs; 3,584: the MLP's down
+// projection; 2,048 the attention output). Args: ISA (0 scalar, 1 AVX2, 2 AVX-512), cols. GB_per_s counts the
+// fp32 rows read.
+void BM_QuantizeRows(benchmark::State& state) {
+  const auto isa = static_cast<kernels::Isa>(state.range(0));
+  const int64_t cols = state.range(1), n = 342, blocks = cols / kernels::cpu::kQBlock;
+  if (!kernels::isa_supported(isa)) {
+    state.SkipWithError("ISA not supported here");
+    return;
+  }
+  const kernels::cpu::KernelTable& table = isa == kernels::Isa::Avx512 ? kernels::cpu::avx512_table()
+                                           : isa == kernels::Isa::Avx2 ? kernels::cpu::avx2_table()
+                                                                       : kernels::cpu::generic_table();
+  const std::vector<float> x = normal_floats(n * cols, 7);
+  std::vector<int8_t> q(static_cast<std::size_t>(n * cols));
+  std::vector<float> d(static_cast<std::size_t>(n * blocks)), xsum(d.size());
+  std::vector<int32_t> qsum(d.size());
+  for (auto _ : state) {
+    table.quantize_rows(x.data(), 0, n, cols, q.data(), d.data(), qsum.data(), xsum.data());
+    benchmark::DoNotOptimize(q.data());
+    benchmark::DoNotOptimize(xsum.data());
+  }
+  state.counters["GB_per_s"] = benchmark::Counter(static_cast<double>(state.iterations()) * 4.0 *
+                                                      static_cast<double>(n * cols) / 1e9,
+                                                  benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_QuantizeRows)
+    ->ArgsProduct({{0, 1, 2}, {1024, 2048, 3584}})
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

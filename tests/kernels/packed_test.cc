@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "kernels/cpu/kernel_table.h"
 #include "kernels/ref/ref.h"
 #include "kernels/thread_pool.h"
 #include "test_util.h"
@@ -617,6 +618,76 @@ TEST(PackedInt8, ActivationScaleHasHalfPrecisionAndFloatRange) {
     }
     EXPECT_EQ(q[7], 127);
     EXPECT_EQ(q[20], -38);
+  }
+}
+
+// Every table's quantize_rows (block_q8_0 activations) gives ref::quantize_block's q and d and their Σq bit for
+// bit, and the AVX2 and AVX-512 tables the same Σx (the AVX-512 one takes 16 blocks at a time, with single
+// blocks after the last 16: every column count from 1 to 40 blocks), on rows of ordinary, tiny, huge and
+// zero values and with zero blocks among others. A d below float's normal range (max|x| < 127 · 2^−126) is
+// rounded on the grid of 2^−136 by every table (ops.h), not to 11 significant bits as the twin does: there the
+// tables must agree with each other.
+TEST(PackedInt8, EveryTableQuantizesActivationsAsTheTwin) {
+  std::mt19937 rng(41);
+  std::vector<std::pair<std::string, const cpu::KernelTable*>> tables = {{"generic", &cpu::generic_table()}};
+  if (isa_supported(Isa::Avx2)) tables.emplace_back("avx2", &cpu::avx2_table());
+  if (isa_supported(Isa::Avx512)) tables.emplace_back("avx512", &cpu::avx512_table());
+  constexpr int64_t kRows = 6;
+  for (int64_t blocks = 1; blocks <= 40; ++blocks) {
+    const int64_t cols = blocks * cpu::kQBlock;
+    const auto n = static_cast<std::size_t>(kRows * blocks);
+    std::vector<float> x = random_floats(rng, kRows * cols, -4.0f, 4.0f);
+    for (int64_t c = 0; c < cols; ++c) {
+      x[static_cast<std::size_t>(1 * cols + c)] *= 1e-30f;  // tiny, d still normal
+      x[static_cast<std::size_t>(2 * cols + c)] *= 1e30f;
+      x[static_cast<std::size_t>(3 * cols + c)] = 0.0f;
+      x[static_cast<std::size_t>(5 * cols + c)] *= 2.5e-37f;  // d subnormal, 127 / max|x| still finite
+    }
+    for (int64_t b = 0; b < blocks; b += 3)  // zero blocks among ordinary ones
+      std::fill_n(x.begin() + 4 * cols + b * cpu::kQBlock, cpu::kQBlock, 0.0f);
+    std::vector<int8_t> q0;
+    std::vector<float> d0, xsum_avx2;
+    std::vector<int32_t> qsum0;
+    for (const auto& [name, table] : tables) {
+      std::vector<int8_t> q(static_cast<std::size_t>(kRows * cols), 99);
+      std::vector<float> d(n, -1.0f), xsum(n, -1.0f);
+      std::vector<int32_t> qsum(n, -1);
+      table->quantize_rows(x.data(), 0, kRows, cols, q.data(), d.data(), qsum.data(), xsum.data());
+      const std::string where = name + ", blocks " + std::to_string(blocks);
+      if (name == "generic") {
+        for (int64_t i = 0; i < kRows * blocks; ++i) {
+          const auto bi = static_cast<std::size_t>(i);
+          int8_t want[cpu::kQBlock];
+          float want_d = 0.0f;
+          ref::quantize_block(x.data() + i * cpu::kQBlock, want, want_d);
+          ASSERT_EQ(0, std::memcmp(want, q.data() + i * cpu::kQBlock, sizeof want)) << where << ", block " << i;
+          if (i / blocks != 5) {
+            ASSERT_EQ(want_d, d[bi]) << where << ", block " << i;
+          }
+          int32_t s = 0;
+          double sx = 0.0, sa = 0.0;
+          for (int64_t c = 0; c < cpu::kQBlock; ++c) {
+            const double v = x[static_cast<std::size_t>(i * cpu::kQBlock + c)];
+            s += want[c];
+            sx += v;
+            sa += std::fabs(v);
+          }
+          ASSERT_EQ(s, qsum[bi]) << where << ", block " << i;
+          ASSERT_LE(std::fabs(xsum[bi] - sx), 8 * kEps * sa + 1e-44) << where << ", block " << i;
+        }
+        q0 = q;
+        d0 = d;
+        qsum0 = qsum;
+      } else {
+        ASSERT_EQ(q0, q) << where;
+        ASSERT_EQ(0, std::memcmp(d0.data(), d.data(), n * sizeof(float))) << where;
+        ASSERT_EQ(qsum0, qsum) << where;
+      }
+      if (name == "avx2") xsum_avx2 = xsum;
+      if (name == "avx512" && !xsum_avx2.empty()) {
+        ASSERT_EQ(0, std::memcmp(xsum_avx2.data(), xsum.data(), n * sizeof(float))) << where;
+      }
+    }
   }
 }
 

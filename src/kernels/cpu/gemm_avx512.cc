@@ -640,6 +640,76 @@ void bf16_tokens(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1
   with_count(t1 - t, [&]<int TB>() { bf16_micro<RP, TB, false>(w, xb, t, p, y); });
 }
 
+// The reductions of quantize_rows, 16 blocks at a time. Each block's 32 values give one zmm (its v0 ⊕ v1: the
+// lanes i and i + 16 of the block combined); reduce16 turns the 16 blocks' zmm into one zmm of their 16
+// results, block b in lane b. It pairs the lanes as _mm512_reduce_add_ps does each zmm alone (lane i with
+// i + 8, then i + 4, i + 2, i + 1: the same operands in every addition, and a + b = b + a exactly), so the
+// sums are bit for bit those of the one-block loop below; the maxima and the integer sums are exact anyway.
+template <typename Op>
+inline __m512 reduce16(__m512 (&v)[16], Op op) {
+  __m512 t[8];  // t[k]: blocks 2k and 2k + 1, 8 lanes each (i + i + 8)
+#pragma GCC unroll 8
+  for (int k = 0; k < 8; ++k)
+    t[k] = op(_mm512_shuffle_f32x4(v[2 * k], v[2 * k + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+              _mm512_shuffle_f32x4(v[2 * k], v[2 * k + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  __m512 u[4];  // u[m]: blocks 4m .. 4m + 3 in its four 128-bit lanes, 4 values each (i + i + 4)
+#pragma GCC unroll 4
+  for (int m = 0; m < 4; ++m)
+    u[m] = op(_mm512_shuffle_f32x4(t[2 * m], t[2 * m + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+              _mm512_shuffle_f32x4(t[2 * m], t[2 * m + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+  __m512 w[2];  // w[n], 128-bit lane j: blocks 8n + j and 8n + 4 + j, 2 values each (i + i + 2)
+#pragma GCC unroll 2
+  for (int n = 0; n < 2; ++n)
+    w[n] = op(_mm512_shuffle_ps(u[2 * n], u[2 * n + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+              _mm512_shuffle_ps(u[2 * n], u[2 * n + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  // 128-bit lane j, element e: block j + 4e (i + i + 1); then into block order.
+  const __m512 z = op(_mm512_shuffle_ps(w[0], w[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                      _mm512_shuffle_ps(w[0], w[1], _MM_SHUFFLE(3, 1, 3, 1)));
+  return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), z);
+}
+
+inline __m512 add_i32(__m512 a, __m512 b) {
+  return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+}
+
+// int8_block_scale of 16 maxima: the division and the rounding to 11 significant bits in the same integer
+// steps as round_to_half_precision.
+inline __m512 block_scales(__m512 amax) {
+  const __m512i bits = _mm512_castps_si512(_mm512_div_ps(amax, _mm512_set1_ps(127.0f)));
+  const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 13), _mm512_set1_epi32(1));
+  const __m512i up = _mm512_add_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0xFFF)), odd);
+  return _mm512_castsi512_ps(_mm512_and_si512(up, _mm512_set1_epi32(~0x1FFF)));
+}
+
+// 16 blocks (512 columns) of one token.
+inline void quantize_16_blocks(const float* src, int8_t* dst, float* d, int32_t* qsum, float* xsum) {
+  const __m512 sign = _mm512_set1_ps(-0.0f);
+  __m512 m[16], s[16];
+#pragma GCC unroll 16
+  for (int b = 0; b < 16; ++b) {
+    const __m512 v0 = _mm512_loadu_ps(src + 32 * b), v1 = _mm512_loadu_ps(src + 32 * b + 16);
+    m[b] = _mm512_max_ps(_mm512_andnot_ps(sign, v0), _mm512_andnot_ps(sign, v1));
+    s[b] = _mm512_add_ps(v0, v1);
+  }
+  const __m512 amax = reduce16(m, [](__m512 a, __m512 b) { return _mm512_max_ps(a, b); });
+  _mm512_storeu_ps(xsum, reduce16(s, [](__m512 a, __m512 b) { return _mm512_add_ps(a, b); }));
+  _mm512_storeu_ps(d, block_scales(amax));
+  // 127 / amax, 0 where amax is 0 (the division is correctly rounded in a vector as in a scalar).
+  const __mmask16 nonzero = _mm512_cmp_ps_mask(amax, _mm512_setzero_ps(), _CMP_NEQ_UQ);
+  alignas(64) float inv[16];
+  _mm512_store_ps(inv, _mm512_maskz_div_ps(nonzero, _mm512_set1_ps(127.0f), amax));
+#pragma GCC unroll 16
+  for (int b = 0; b < 16; ++b) {
+    const __m512 iv = _mm512_set1_ps(inv[b]);
+    const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(src + 32 * b), iv));
+    const __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(src + 32 * b + 16), iv));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 32 * b), _mm512_cvtepi32_epi8(q0));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 32 * b + 16), _mm512_cvtepi32_epi8(q1));
+    s[b] = _mm512_castsi512_ps(_mm512_add_epi32(q0, q1));
+  }
+  _mm512_storeu_si512(qsum, _mm512_castps_si512(reduce16(s, add_i32)));
+}
+
 }  // namespace
 
 void quantize_rows_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
@@ -647,7 +717,11 @@ void quantize_rows_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, 
   const int64_t blocks = cols / kQBlock;
   const __m512 sign = _mm512_set1_ps(-0.0f);
   for (int64_t t = t0; t < t1; ++t) {
-    for (int64_t b = 0; b < blocks; ++b) {
+    int64_t b = 0;
+    for (; b + 16 <= blocks; b += 16)
+      quantize_16_blocks(x + t * cols + b * kQBlock, q + t * cols + b * kQBlock, d + t * blocks + b,
+                         qsum + t * blocks + b, xsum + t * blocks + b);
+    for (; b < blocks; ++b) {
       const float* src = x + t * cols + b * kQBlock;
       const __m512 v0 = _mm512_loadu_ps(src);
       const __m512 v1 = _mm512_loadu_ps(src + 16);
