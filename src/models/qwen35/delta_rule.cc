@@ -38,8 +38,10 @@ void chunk_step(const DeltaRuleHead& h, int64_t t0, int64_t c, float* S, ChunkSc
 
   // A[t,s] = β_t (k_t·k_s) D[t,s] (s < t) and P[t,s] = (q_t·k_s) D[t,s] (s ≤ t), D = e^{γ_t − γ_s}, zero
   // elsewhere (P multiplies V' through gemm_f32). Only s ≤ t is ever exponentiated, so every factor is ≤ 1.
-  // The products q_t·k_s and k_t·k_s come from two c × c GEMMs against Kᵀ (the upper triangles, computed
-  // and dropped, cost less than c² separate dot products).
+  // The products q_t·k_s and k_t·k_s come from GEMMs against Kᵀ, in blocks of kTriangleRows rows t that
+  // stop at the block's last column s ≤ t (gemm_f32 computes each element alike whatever its shape; the
+  // few products above the diagonal inside a block are computed and dropped).
+  constexpr int64_t kTriangleRows = 16;
   float* Kc = sized(s.kc, dk * c);  // Kᵀ: Kc[i, j] = k_j[i]
   for (int64_t j = 0; j < c; ++j)
     for (int64_t i = 0; i < dk; ++i) Kc[i * c + j] = k(j)[i];
@@ -47,8 +49,11 @@ void chunk_step(const DeltaRuleHead& h, int64_t t0, int64_t c, float* S, ChunkSc
   float* KK = sized(s.kk, c * c);
   std::fill_n(QK, c * c, 0.0f);
   std::fill_n(KK, c * c, 0.0f);
-  kernels::gemm_f32(c, c, dk, 1.0f, q(0), h.q_stride, Kc, c, QK, c);
-  kernels::gemm_f32(c, c, dk, 1.0f, k(0), h.k_stride, Kc, c, KK, c);
+  for (int64_t r0 = 0; r0 < c; r0 += kTriangleRows) {
+    const int64_t r1 = std::min(c, r0 + kTriangleRows);
+    kernels::gemm_f32(r1 - r0, r1, dk, 1.0f, q(r0), h.q_stride, Kc, c, QK + r0 * c, c);
+    kernels::gemm_f32(r1 - r0, r1, dk, 1.0f, k(r0), h.k_stride, Kc, c, KK + r0 * c, c);
+  }
   float* A = sized(s.a, c * c);
   float* P = sized(s.p, c * c);
   for (int64_t t = 0; t < c; ++t) {
@@ -96,7 +101,12 @@ void chunk_step(const DeltaRuleHead& h, int64_t t0, int64_t c, float* S, ChunkSc
   }
   float* O = h.out + t0 * h.out_stride;
   kernels::gemm_f32(c, dv, dk, 1.0f, Qs, dk, S, dv, O, h.out_stride);
-  kernels::gemm_f32(c, dv, c, 1.0f, P, c, U, dv, O, h.out_stride);
+  // P V' in the same row blocks: row t's terms past the block's last column are P's zeros, which add
+  // nothing (fma(0, u, o) = o for finite u), so they are left out.
+  for (int64_t r0 = 0; r0 < c; r0 += kTriangleRows) {
+    const int64_t r1 = std::min(c, r0 + kTriangleRows);
+    kernels::gemm_f32(r1 - r0, dv, r1, 1.0f, P + r0 * c, c, U, dv, O + r0 * h.out_stride, h.out_stride);
+  }
 
   // S ← e^{γ_last} S + Σ_s (e^{γ_last − γ_s} k_s) V'_sᵀ = e^{γ_last} S + (K ⊙ f)ᵀ V'.
   const double last = gamma(c - 1);
