@@ -551,7 +551,7 @@ void fma16_micro(const PackedView& w, const float* x, int64_t t, int64_t p, int 
 
 template <bool BF16>
 void fma16_panels(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1, float* y) {
-  const bool prefetch = prefetch_16bit_streams();
+  const bool prefetch = prefetch_weight_streams();
   for (int64_t p = p0; p < p1; ++p) {
     // Decode: whole panels (8 ymm), one token after another (with 4 tokens, half or quarter panels striding
     // over the 128-byte chunks read 20-25 % less of the bandwidth on Zen 4).

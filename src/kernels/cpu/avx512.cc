@@ -499,7 +499,7 @@ constexpr int kFma16Tokens = 6;
 
 template <bool BF16>
 void fma16_panels(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p0, int64_t p1, float* y) {
-  const bool stream = t1 - t0 <= kGemvPrefetchTokens && prefetch_16bit_streams();
+  const bool stream = t1 - t0 <= kGemvPrefetchTokens && prefetch_weight_streams();
   for (int64_t p = p0; p < p1; ++p) {
     if (stream) {
       with_count(t1 - t0, [&]<int TB>() { fma16_micro<BF16, TB, true>(w, x, t0, p, y); });
@@ -580,7 +580,7 @@ constexpr int kBf16FmaTokens = 12;
 
 template <int RP>
 void bf16_fma_tokens(const PackedView& w, const float* x, int64_t t0, int64_t t1, int64_t p, float* y) {
-  if (t1 - t0 <= kGemvPrefetchTokens && prefetch_16bit_streams()) {
+  if (t1 - t0 <= kGemvPrefetchTokens && prefetch_weight_streams()) {
     with_count(t1 - t0, [&]<int TB>() { bf16_fma_micro<RP, TB, true>(w, x, t0, p, y); });
     return;
   }

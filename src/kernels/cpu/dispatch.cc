@@ -382,7 +382,7 @@ const AmxFeatures& amx() {
 
 }  // namespace
 
-bool prefetch_16bit_streams() {
+bool prefetch_weight_streams() {
   static const bool intel = [] {
     unsigned a = 0, b = 0, c = 0, d = 0;
     if (__get_cpuid(0, &a, &b, &c, &d) == 0) return false;

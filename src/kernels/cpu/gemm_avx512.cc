@@ -173,6 +173,7 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
     return w.super_scales + ((p + i) * (w.blocks / kSuperBlocks) + b / kSuperBlocks) * kSuperFloats;
   };
   __m512 d_super = _mm512_setzero_ps(), d2_super = _mm512_setzero_ps();
+  [[maybe_unused]] const bool prefetch = RP == 1 && !STRIP && prefetch_weight_streams();
   // fp32 scales and second vectors (16 + 16 floats) every `fp32_stride` bytes from fp32[i]: the products
   // matmul expanded (Q4_K, Q5_K, Q6_K), or the MLX records' own.
   const uint8_t* fp32[RP];
@@ -210,7 +211,7 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
 
   for (int64_t b = 0; b < w.blocks; ++b) {
     if constexpr (RP == 1 && !STRIP) {  // the GEMV tile: the lines kGemvPrefetchBytes ahead, into L2
-      prefetch_l2(base[0] + b * bs + kGemvPrefetchBytes, bs);
+      if (prefetch) prefetch_l2(base[0] + b * bs + kGemvPrefetchBytes, bs);
     }
     if (kHoistSuper && factored && b % kSuperBlocks == 0) {
       d_super = _mm512_loadu_ps(super_of(0, b));
@@ -631,7 +632,7 @@ constexpr int kBf16Tokens = 6;
 
 template <int RP>
 void bf16_tokens(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p, float* y) {
-  if (t1 - t0 <= kGemvPrefetchTokens && prefetch_16bit_streams()) {
+  if (t1 - t0 <= kGemvPrefetchTokens && prefetch_weight_streams()) {
     with_count(t1 - t0, [&]<int TB>() { bf16_micro<RP, TB, true>(w, xb, t0, p, y); });
     return;
   }

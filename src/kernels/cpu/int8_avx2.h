@@ -168,9 +168,10 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
       facc[h][tt] = _mm256_setzero_ps();
       if constexpr (SUPER) isum[h][tt] = msum[h][tt] = _mm256_setzero_si256();
     }
+  [[maybe_unused]] const bool prefetch = TB == 1 && !STRIP && prefetch_weight_streams();
   for (int64_t b = 0; b < w.blocks; ++b) {
     if constexpr (TB == 1 && !STRIP) {  // the GEMV tile: the lines kGemvPrefetchBytes ahead, into L2
-      prefetch_l2(w.data + g0 / 2 * w.blocks * bs + b * bs + kGemvPrefetchBytes, bs);
+      if (prefetch) prefetch_l2(w.data + g0 / 2 * w.blocks * bs + b * bs + kGemvPrefetchBytes, bs);
     }
     const int8_t* xb = a.q + t * a.cols + b * kQBlock;
     __m256i acc[RH][TB], acc2[SUB ? RH : 1][SUB ? TB : 1];
