@@ -60,7 +60,7 @@ inline constexpr int64_t kFifthBits = 256;
 // were within that host's noise. On a Zen 4 EPYC, in alternating pairs of qwen35-0.8b decode runs without and
 // with it, AVX-512 Q8_0 and Q4_0 were faster without it in 8 and 9 of 10 pairs (+2 % and +3 % on the means), the
 // AVX2 tiles' Q8_0 in 5 of 5 (+30 %) and their Q4_0 in 1 of 5 (−4 %) (docs/performance.md, "Int8 decode
-// without the software prefetch on AMD (5 Dec)"). So it runs on Intel CPUs only, as the 16-bit tiles' does.
+// without the software prefetch on AMD"). So it runs on Intel CPUs only, as the 16-bit tiles' does.
 inline constexpr int64_t kGemvPrefetchBytes = 4096;
 // Calls of at most this many tokens are decoding: they stream their panels from DRAM once, and the 16-bit tiles
 // prefetch then. The AMX BF16 tiles prefetch 2 KiB ahead. Bf16 on vdpbf16ps or on FMAs, F16 and Bf16Fma prefetch
