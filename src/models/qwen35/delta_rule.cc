@@ -102,7 +102,7 @@ void chunk_step(const DeltaRuleHead& h, int64_t t0, int64_t c, float* S, ChunkSc
   float* O = h.out + t0 * h.out_stride;
   kernels::gemm_f32(c, dv, dk, 1.0f, Qs, dk, S, dv, O, h.out_stride);
   // P V' in the same row blocks: row t's terms past the block's last column are P's zeros, which add
-  // nothing (fma(0, u, o) = o for finite u), so they are left out.
+  // nothing (fma(0, u, o) = o for finite u, up to the sign of an o that is exactly zero), so they are left out.
   for (int64_t r0 = 0; r0 < c; r0 += kTriangleRows) {
     const int64_t r1 = std::min(c, r0 + kTriangleRows);
     kernels::gemm_f32(r1 - r0, dv, r1, 1.0f, P + r0 * c, c, U, dv, O + r0 * h.out_stride, h.out_stride);
