@@ -241,6 +241,78 @@ void int8_tile_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int
   int8_tile_avx2_impl<false>(w, a, t0, t1, p0, p1, y, scratch);
 }
 
+// The reductions of quantize_rows_avx2, 8 blocks at a time (as reduce16 in gemm_avx512.cc): each block's 32
+// values give one ymm (lane i: x_i + x_{i+16} + (x_{i+8} + x_{i+24}), see below), and reduce8 turns the 8 blocks'
+// ymm into one ymm of their 8 results, block b in lane b, pairing the lanes as hsum does each ymm alone (lane i
+// with i + 4, then i + 2, i + 1): the same operands in every addition, so the same sums bit for bit.
+template <typename Op>
+inline __m256 reduce8(__m256 (&v)[8], Op op) {
+  __m256 t[4];  // t[k]: blocks 2k and 2k + 1 in its two 128-bit lanes (i + i + 4)
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k)
+    t[k] = op(_mm256_permute2f128_ps(v[2 * k], v[2 * k + 1], 0x20),
+              _mm256_permute2f128_ps(v[2 * k], v[2 * k + 1], 0x31));
+  __m256 u[2];  // u[n], 128-bit lane j: blocks 4n + j and 4n + 2 + j, 2 values each (i + i + 2)
+#pragma GCC unroll 2
+  for (int n = 0; n < 2; ++n)
+    u[n] = op(_mm256_shuffle_ps(t[2 * n], t[2 * n + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+              _mm256_shuffle_ps(t[2 * n], t[2 * n + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  // 128-bit lane j, element e: block j + 2e (i + i + 1); then into block order.
+  const __m256 z = op(_mm256_shuffle_ps(u[0], u[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                      _mm256_shuffle_ps(u[0], u[1], _MM_SHUFFLE(3, 1, 3, 1)));
+  return _mm256_permutevar8x32_ps(z, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+inline __m256 add_i32(__m256 a, __m256 b) {
+  return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(a), _mm256_castps_si256(b)));
+}
+
+// 32 int32 values within ±127 → 32 int8 in order: two packs, then undo their lane interleave.
+inline void store_int8x32(const __m256i (&qi)[4], int8_t* dst) {
+  const __m256i p16a = _mm256_packs_epi32(qi[0], qi[1]);
+  const __m256i p16b = _mm256_packs_epi32(qi[2], qi[3]);
+  const __m256i p8 = _mm256_packs_epi16(p16a, p16b);
+  const __m256i ordered = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), ordered);
+}
+
+// 8 blocks (256 columns) of one token: the q, d, qsum and xsum of the one-block loop below.
+inline void quantize_8_blocks(const float* src, int8_t* dst, float* d, int32_t* qsum, float* xsum) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 m[8], s[8];
+#pragma GCC unroll 8
+  for (int b = 0; b < 8; ++b) {
+    __m256 v[4];
+    for (int i = 0; i < 4; ++i) v[i] = _mm256_loadu_ps(src + 32 * b + 8 * i);
+    m[b] = _mm256_max_ps(_mm256_max_ps(_mm256_andnot_ps(sign, v[0]), _mm256_andnot_ps(sign, v[1])),
+                         _mm256_max_ps(_mm256_andnot_ps(sign, v[2]), _mm256_andnot_ps(sign, v[3])));
+    s[b] = _mm256_add_ps(_mm256_add_ps(v[0], v[2]), _mm256_add_ps(v[1], v[3]));
+  }
+  const __m256 amax = reduce8(m, [](__m256 a, __m256 b) { return _mm256_max_ps(a, b); });
+  _mm256_storeu_ps(xsum, reduce8(s, [](__m256 a, __m256 b) { return _mm256_add_ps(a, b); }));
+  // int8_block_scale: the division, then the rounding to 11 significant bits of round_to_half_precision.
+  const __m256i bits = _mm256_castps_si256(_mm256_div_ps(amax, _mm256_set1_ps(127.0f)));
+  const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(bits, 13), _mm256_set1_epi32(1));
+  const __m256i up = _mm256_add_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0xFFF)), odd);
+  _mm256_storeu_ps(d, _mm256_castsi256_ps(_mm256_and_si256(up, _mm256_set1_epi32(~0x1FFF))));
+  // 127 / amax, 0 where amax is 0.
+  const __m256 nonzero = _mm256_cmp_ps(amax, _mm256_setzero_ps(), _CMP_NEQ_UQ);
+  alignas(32) float inv[8];
+  _mm256_store_ps(inv, _mm256_and_ps(nonzero, _mm256_div_ps(_mm256_set1_ps(127.0f), amax)));
+#pragma GCC unroll 8
+  for (int b = 0; b < 8; ++b) {
+    const __m256 iv = _mm256_set1_ps(inv[b]);
+    __m256i qi[4], sum = _mm256_setzero_si256();
+    for (int i = 0; i < 4; ++i) {
+      qi[i] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(src + 32 * b + 8 * i), iv));
+      sum = _mm256_add_epi32(sum, qi[i]);
+    }
+    store_int8x32(qi, dst + 32 * b);
+    s[b] = _mm256_castsi256_ps(sum);
+  }
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(qsum), _mm256_castps_si256(reduce8(s, add_i32)));
+}
+
 // Same q, d and qsum as quantize_rows_generic (max is exact, one fp32 multiply, round to nearest even), and the
 // same xsum as quantize_rows_avx512.
 void quantize_rows_avx2(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d, int32_t* qsum,
@@ -248,7 +320,11 @@ void quantize_rows_avx2(const float* x, int64_t t0, int64_t t1, int64_t cols, in
   const int64_t blocks = cols / kQBlock;
   const __m256 sign = _mm256_set1_ps(-0.0f);
   for (int64_t t = t0; t < t1; ++t) {
-    for (int64_t b = 0; b < blocks; ++b) {
+    int64_t b = 0;
+    for (; b + 8 <= blocks; b += 8)
+      quantize_8_blocks(x + t * cols + b * kQBlock, q + t * cols + b * kQBlock, d + t * blocks + b,
+                        qsum + t * blocks + b, xsum + t * blocks + b);
+    for (; b < blocks; ++b) {
       const float* src = x + t * cols + b * kQBlock;
       __m256 v[4], m = _mm256_setzero_ps();
       for (int i = 0; i < 4; ++i) {
@@ -269,12 +345,7 @@ void quantize_rows_avx2(const float* x, int64_t t0, int64_t t1, int64_t cols, in
         qi[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], iv));
         sum = _mm256_add_epi32(sum, qi[i]);
       }
-      // int32 → int8 (values within ±127): two packs, then undo their lane interleave.
-      const __m256i p16a = _mm256_packs_epi32(qi[0], qi[1]);
-      const __m256i p16b = _mm256_packs_epi32(qi[2], qi[3]);
-      const __m256i p8 = _mm256_packs_epi16(p16a, p16b);
-      const __m256i ordered = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + t * cols + b * kQBlock), ordered);
+      store_int8x32(qi, q + t * cols + b * kQBlock);
       __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
       s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
       s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
