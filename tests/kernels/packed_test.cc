@@ -622,8 +622,8 @@ TEST(PackedInt8, ActivationScaleHasHalfPrecisionAndFloatRange) {
 }
 
 // Every table's quantize_rows (block_q8_0 activations) gives ref::quantize_block's q and d and their Σq bit for
-// bit, and the AVX2 and AVX-512 tables the same Σx (the AVX-512 one takes 16 blocks at a time, with single
-// blocks after the last 16: every column count from 1 to 40 blocks), on rows of ordinary, tiny, huge and
+// bit, and the AVX2 and AVX-512 tables the same Σx (they take 8 and 16 blocks at a time, with single blocks
+// after the last group: every column count from 1 to 40 blocks), on rows of ordinary, tiny, huge and
 // zero values and with zero blocks among others. A d below float's normal range (max|x| < 127 · 2^−126) is
 // rounded on the grid of 2^−136 by every table (ops.h), not to 11 significant bits as the twin does: there the
 // tables must agree with each other.

@@ -382,13 +382,10 @@ const AmxFeatures& amx() {
 
 }  // namespace
 
-bool prefetch_weight_streams() {
-  static const bool intel = [] {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    if (__get_cpuid(0, &a, &b, &c, &d) == 0) return false;
-    return b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu;  // "Genu" "ineI" "ntel"
-  }();
-  return intel;
+bool cpu_is_intel() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid(0, &a, &b, &c, &d) == 0) return false;
+  return b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu;  // "Genu" "ineI" "ntel"
 }
 
 bool cpu_has_amx_int8() { return amx().int8; }

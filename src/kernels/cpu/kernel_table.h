@@ -68,8 +68,13 @@ inline constexpr int64_t kGemvPrefetchBytes = 4096;
 // 5–20 % (docs/performance.md, "The 16-bit tiles prefetch too"), while on a Zen EPYC a BF16 prefetch 1 KiB ahead
 // had cost 10–20 %, and a Zen 5 EPYC's BF16 and F16 GEMVs read at 93–100 % of its read loop without one.
 inline constexpr int64_t kGemvPrefetchTokens = 4;
-// Whether the streaming tiles prefetch their weights in software: on Intel CPUs (a CPUID vendor check, once).
-bool prefetch_weight_streams();
+// Whether the streaming tiles prefetch their weights in software: on Intel CPUs. The CPUID vendor check
+// (dispatch.cc) runs once; the Int8 GEMV tiles ask once per panel, so the answer is inline.
+bool cpu_is_intel();
+inline bool prefetch_weight_streams() {
+  static const bool intel = cpu_is_intel();
+  return intel;
+}
 
 // The streaming tiles' software prefetch: every 64-byte line of [from, from + bytes) into L2 (prefetcht1).
 // Callers pass the address kGemvPrefetchBytes (or their own distance) ahead of what they load.
