@@ -337,6 +337,11 @@ void exp_shifted(int64_t n, float shift, float* x);
 float dot(const float* a, const float* b, int64_t n);          // Σ a_i b_i
 void axpy(int64_t n, float a, const float* x, float* y);       // y += a · x
 void scale(int64_t n, float a, float* x);                      // x *= a
+void scale_to(int64_t n, float a, const float* x, float* y);   // y = a · x (y may be x)
+// y[c · ldy + r] = f[r] · x[r · ldx + c] for r < rows, c < cols (f = nullptr: x[r · ldx + c]): the rows of x,
+// each times its factor (one rounded product, as scale_to), written as the columns of y. y must not overlap x.
+void transpose_scaled(int64_t rows, int64_t cols, const float* x, int64_t ldx, const float* f, float* y,
+                      int64_t ldy);
 
 // One token of the gated delta rule on one head's state S (dk × dv, row-major; single-threaded):
 // S ← decay·S; m = Sᵀk; u = β (v − m); S ← S + k uᵀ; o = Sᵀq (o: dv values, overwritten). Every ISA computes

@@ -1,4 +1,4 @@
-// dot / axpy / scale / silu_mul / conv_silu / sum_squares on every ISA against kernels/ref, odd lengths included.
+// dot / axpy / scale / scale_to / transpose_scaled / silu_mul / conv_silu / sum_squares on every ISA against kernels/ref, odd lengths included.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -207,6 +207,42 @@ TEST(VectorOps, AxpyAndScaleMatchReference) {
       ref::scale(n, -1.5f, y_ref.data());
       for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(y[i], y_ref[i], 1e-6f) << isa_name(isa) << " n=" << n;
       EXPECT_EQ(y[n], 42.0f);
+    }
+  }
+}
+
+// y = a · x and the scaled transpose: one rounded product per element, so every ISA must give the plain loop's
+// values exactly, and leave every element it does not own (tails, the gaps of wide strides) untouched.
+TEST(VectorOps, ScaleToAndTransposeScaledAreThePlainProductsBitForBit) {
+  std::mt19937 rng(17);
+  constexpr float kGuard = 42.0f;
+  for (Isa isa : supported_isas()) {
+    IsaScope scope(isa);
+    for (int64_t n : kLengths) {
+      auto x = random_floats(rng, n);
+      std::vector<float> y(static_cast<std::size_t>(n) + 1, kGuard);
+      scale_to(n, -0.3f, x.data(), y.data());
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], -0.3f * x[i]) << isa_name(isa) << " n=" << n;
+      EXPECT_EQ(y[n], kGuard);
+      scale_to(n, 1.7f, y.data(), y.data());  // in place
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], 1.7f * (-0.3f * x[i])) << isa_name(isa) << " n=" << n;
+    }
+    const int64_t shapes[][2] = {{1, 1}, {1, 17}, {17, 1}, {16, 16}, {8, 8}, {64, 128}, {37, 23},
+                                 {15, 33}, {33, 15}, {7, 9}, {48, 130}, {5, 64}};
+    for (const auto& shape : shapes) {
+      for (int scaled = 0; scaled < 2; ++scaled) {
+        const int64_t rows = shape[0], cols = shape[1], ldx = cols + 3, ldy = rows + 5;
+        auto x = random_floats(rng, rows * ldx);
+        auto f = random_floats(rng, rows);
+        std::vector<float> y(static_cast<std::size_t>(cols * ldy), kGuard);
+        transpose_scaled(rows, cols, x.data(), ldx, scaled ? f.data() : nullptr, y.data(), ldy);
+        for (int64_t c = 0; c < cols; ++c)
+          for (int64_t r = 0; r < ldy; ++r) {
+            const float want = r >= rows ? kGuard : scaled ? f[r] * x[r * ldx + c] : x[r * ldx + c];
+            ASSERT_EQ(y[c * ldy + r], want) << isa_name(isa) << " " << rows << "x" << cols << " scaled=" << scaled
+                                            << " at column " << c << ", row " << r;
+          }
+      }
     }
   }
 }

@@ -2,6 +2,8 @@
 // Only ops.h, kernel_table.h and intrinsics here: see kernel_table.h.
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include "kernels/cpu/int8_avx2.h"
 #include "kernels/cpu/kernel_table.h"
 
@@ -225,13 +227,77 @@ void axpy_avx2(int64_t n, float a, const float* x, float* y) {
   }
 }
 
-void scale_avx2(int64_t n, float a, float* x) {
+void scale_to_avx2(int64_t n, float a, const float* x, float* y) {
   const __m256 av = _mm256_set1_ps(a);
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) _mm256_storeu_ps(x + i, _mm256_mul_ps(av, _mm256_loadu_ps(x + i)));
+  for (; i + kLanes <= n; i += kLanes) _mm256_storeu_ps(y + i, _mm256_mul_ps(av, _mm256_loadu_ps(x + i)));
   if (i < n) {
     const __m256i m = lane_mask(n - i);
-    _mm256_maskstore_ps(x + i, m, _mm256_mul_ps(av, _mm256_maskload_ps(x + i, m)));
+    _mm256_maskstore_ps(y + i, m, _mm256_mul_ps(av, _mm256_maskload_ps(x + i, m)));
+  }
+}
+
+void scale_avx2(int64_t n, float a, float* x) { scale_to_avx2(n, a, x, x); }
+
+// r[i] ← column i of the 8 × 8 block whose rows are r[0 … 7]: pairs of rows interleaved (unpack ps), pairs of
+// pairs (unpack pd; r[4g + k]'s 128-bit lane L then holds rows 4g … 4g + 3 of column 4L + k), then the two
+// halves of each column joined.
+inline void transpose8(__m256 (&r)[8]) {
+  __m256 t[8];
+#pragma GCC unroll 4
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  const auto lo = [](__m256 a, __m256 b) {
+    return _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(a), _mm256_castps_pd(b)));
+  };
+  const auto hi = [](__m256 a, __m256 b) {
+    return _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(a), _mm256_castps_pd(b)));
+  };
+#pragma GCC unroll 2
+  for (int i = 0; i < 8; i += 4) {
+    r[i] = lo(t[i], t[i + 2]);
+    r[i + 1] = hi(t[i], t[i + 2]);
+    r[i + 2] = lo(t[i + 1], t[i + 3]);
+    r[i + 3] = hi(t[i + 1], t[i + 3]);
+  }
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    t[k] = _mm256_permute2f128_ps(r[k], r[4 + k], 0x20);
+    t[4 + k] = _mm256_permute2f128_ps(r[k], r[4 + k], 0x31);
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) r[i] = t[i];
+}
+
+// Blocks of 8 × 8, as transpose_scaled_avx512's of 16 × 16.
+void transpose_scaled_avx2(int64_t rows, int64_t cols, const float* x, int64_t ldx, const float* f, float* y,
+                           int64_t ldy) {
+  for (int64_t r0 = 0; r0 < rows; r0 += kLanes) {
+    const int64_t nr = std::min<int64_t>(kLanes, rows - r0);
+    const __m256i row_mask = lane_mask(nr);
+    for (int64_t c0 = 0; c0 < cols; c0 += kLanes) {
+      const int64_t nc = std::min<int64_t>(kLanes, cols - c0);
+      const __m256i col_mask = lane_mask(nc);
+      __m256 r[8];
+#pragma GCC unroll 8
+      for (int i = 0; i < 8; ++i) {
+        const float* src = x + (r0 + i) * ldx + c0;
+        r[i] = i >= nr ? _mm256_setzero_ps() : nc == kLanes ? _mm256_loadu_ps(src) : _mm256_maskload_ps(src, col_mask);
+        if (f != nullptr && i < nr) r[i] = _mm256_mul_ps(_mm256_set1_ps(f[r0 + i]), r[i]);
+      }
+      transpose8(r);
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j)
+        if (j < nc) {  // (AMD's masked stores are slow: plain ones for whole columns)
+          if (nr == kLanes) {
+            _mm256_storeu_ps(y + (c0 + j) * ldy + r0, r[j]);
+          } else {
+            _mm256_maskstore_ps(y + (c0 + j) * ldy + r0, row_mask, r[j]);
+          }
+        }
+    }
   }
 }
 
@@ -710,6 +776,7 @@ void delta_rule_token_avx2(int64_t dk, int64_t dv, float decay, float beta, cons
 const KernelTable& avx2_table() {
   static const KernelTable table{matmul_tile_avx2,      dequantize_row_avx2, dot_avx2,
                                  axpy_avx2,             scale_avx2,          exp_shifted_avx2,
+                                 scale_to_avx2, transpose_scaled_avx2,
                                  gemm_f32_avx2,
                                  quantize_rows_avx2,    quantize_rows_super_avx2,
                                  int8_tile_avx2,     bf16_rows_generic,   bf16_tile_generic,

@@ -2,6 +2,8 @@
 // Only ops.h, kernel_table.h and intrinsics here: see kernel_table.h.
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include "kernels/cpu/kernel_table.h"
 
 namespace verdict::kernels::cpu {
@@ -254,13 +256,76 @@ void axpy_avx512(int64_t n, float a, const float* x, float* y) {
   }
 }
 
-void scale_avx512(int64_t n, float a, float* x) {
+void scale_to_avx512(int64_t n, float a, const float* x, float* y) {
   const __m512 av = _mm512_set1_ps(a);
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) _mm512_storeu_ps(x + i, _mm512_mul_ps(av, _mm512_loadu_ps(x + i)));
+  for (; i + kLanes <= n; i += kLanes) _mm512_storeu_ps(y + i, _mm512_mul_ps(av, _mm512_loadu_ps(x + i)));
   if (i < n) {
     const __mmask16 m = tail_mask(n - i);
-    _mm512_mask_storeu_ps(x + i, m, _mm512_mul_ps(av, _mm512_maskz_loadu_ps(m, x + i)));
+    _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(av, _mm512_maskz_loadu_ps(m, x + i)));
+  }
+}
+
+void scale_avx512(int64_t n, float a, float* x) { scale_to_avx512(n, a, x, x); }
+
+// r[i] ← column i of the 16 × 16 block whose rows are r[0 … 15]: pairs of rows interleaved (unpack ps),
+// then pairs of pairs (unpack pd): r[4g + k]'s 128-bit lane L then holds rows 4g … 4g + 3 of column 4L + k;
+// two rounds of 128-bit lane shuffles gather each column's four lanes.
+inline void transpose16(__m512 (&r)[16]) {
+  __m512 t[16];
+#pragma GCC unroll 8
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  const auto lo = [](__m512 a, __m512 b) {
+    return _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)));
+  };
+  const auto hi = [](__m512 a, __m512 b) {
+    return _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)));
+  };
+#pragma GCC unroll 4
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = lo(t[i], t[i + 2]);
+    r[i + 1] = hi(t[i], t[i + 2]);
+    r[i + 2] = lo(t[i + 1], t[i + 3]);
+    r[i + 3] = hi(t[i + 1], t[i + 3]);
+  }
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    const __m512 e = _mm512_shuffle_f32x4(r[k], r[4 + k], 0x88), f = _mm512_shuffle_f32x4(r[k], r[4 + k], 0xDD);
+    const __m512 g = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0x88);
+    const __m512 h = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0xDD);
+    t[k] = _mm512_shuffle_f32x4(e, g, 0x88);
+    t[8 + k] = _mm512_shuffle_f32x4(e, g, 0xDD);
+    t[4 + k] = _mm512_shuffle_f32x4(f, h, 0x88);
+    t[12 + k] = _mm512_shuffle_f32x4(f, h, 0xDD);
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; ++i) r[i] = t[i];
+}
+
+// Blocks of 16 × 16: the rows loaded (masked past cols, zero past rows) and scaled, transposed in registers,
+// stored masked past rows.
+void transpose_scaled_avx512(int64_t rows, int64_t cols, const float* x, int64_t ldx, const float* f, float* y,
+                             int64_t ldy) {
+  for (int64_t r0 = 0; r0 < rows; r0 += kLanes) {
+    const int64_t nr = std::min<int64_t>(kLanes, rows - r0);
+    const __mmask16 row_mask = tail_mask(nr);
+    for (int64_t c0 = 0; c0 < cols; c0 += kLanes) {
+      const int64_t nc = std::min<int64_t>(kLanes, cols - c0);
+      const __mmask16 col_mask = tail_mask(nc);
+      __m512 r[16];
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; ++i) {
+        r[i] = i < nr ? _mm512_maskz_loadu_ps(col_mask, x + (r0 + i) * ldx + c0) : _mm512_setzero_ps();
+        if (f != nullptr && i < nr) r[i] = _mm512_mul_ps(_mm512_set1_ps(f[r0 + i]), r[i]);
+      }
+      transpose16(r);
+#pragma GCC unroll 16
+      for (int j = 0; j < 16; ++j)
+        if (j < nc) _mm512_mask_storeu_ps(y + (c0 + j) * ldy + r0, row_mask, r[j]);
+    }
   }
 }
 
@@ -655,6 +720,7 @@ void bf16_fma_tile_avx512(const PackedView& w, const float* x, int64_t t0, int64
 const KernelTable& avx512_table() {
   static const KernelTable table{matmul_tile_avx512,   dequantize_row_avx512, dot_avx512,
                                  axpy_avx512,          scale_avx512,          exp_shifted_avx512,
+                                 scale_to_avx512, transpose_scaled_avx512,
                                  gemm_f32_avx512,
                                  quantize_rows_avx512,  quantize_rows_super_avx512,
                                  int8_tile_generic,    bf16_rows_avx512,      bf16_tile_generic,

@@ -556,6 +556,11 @@ void dequantize_row(const WeightMatrix& w, int64_t r, float* out) { active_table
 float dot(const float* a, const float* b, int64_t n) { return active_table().dot(a, b, n); }
 void axpy(int64_t n, float a, const float* x, float* y) { active_table().axpy(n, a, x, y); }
 void scale(int64_t n, float a, float* x) { active_table().scale(n, a, x); }
+void scale_to(int64_t n, float a, const float* x, float* y) { active_table().scale_to(n, a, x, y); }
+void transpose_scaled(int64_t rows, int64_t cols, const float* x, int64_t ldx, const float* f, float* y,
+                      int64_t ldy) {
+  if (rows > 0 && cols > 0) active_table().transpose_scaled(rows, cols, x, ldx, f, y, ldy);
+}
 void silu_mul(int64_t n, const float* x, const float* m, float* y) { active_table().silu_mul(n, x, m, y); }
 double sum_squares(const float* x, int64_t n) { return active_table().sum_squares(x, n); }
 void conv_silu(int64_t n, int64_t taps, const float* w, const float* const* x, float* y) {

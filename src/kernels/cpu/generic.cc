@@ -78,8 +78,16 @@ void gemm_f32_generic(int64_t m, int64_t n, int64_t k, float alpha, const float*
     }
 }
 
-void scale_generic(int64_t n, float a, float* x) {
-  for (int64_t i = 0; i < n; ++i) x[i] *= a;
+void scale_to_generic(int64_t n, float a, const float* x, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = a * x[i];
+}
+
+void scale_generic(int64_t n, float a, float* x) { scale_to_generic(n, a, x, x); }
+
+void transpose_scaled_generic(int64_t rows, int64_t cols, const float* x, int64_t ldx, const float* f, float* y,
+                              int64_t ldy) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) y[c * ldy + r] = f != nullptr ? f[r] * x[r * ldx + c] : x[r * ldx + c];
 }
 
 void silu_mul_generic(int64_t n, const float* x, const float* m, float* y) {
@@ -485,6 +493,7 @@ void delta_rule_token_generic(int64_t dk, int64_t dv, float decay, float beta, c
 const KernelTable& generic_table() {
   static const KernelTable table{matmul_tile_generic, dequantize_row_generic, dot_generic,
                                  axpy_generic,        scale_generic,          exp_shifted_generic,
+                                 scale_to_generic, transpose_scaled_generic,
                                  gemm_f32_generic,
                                  quantize_rows_generic, quantize_rows_super_generic,
                                  int8_tile_generic,   bf16_rows_generic,      bf16_tile_generic,

@@ -291,6 +291,9 @@ struct KernelTable {
   void (*axpy)(int64_t n, float a, const float* x, float* y);
   void (*scale)(int64_t n, float a, float* x);
   void (*exp_shifted)(int64_t n, float shift, float* x);
+  void (*scale_to)(int64_t n, float a, const float* x, float* y);
+  void (*transpose_scaled)(int64_t rows, int64_t cols, const float* x, int64_t ldx, const float* f, float* y,
+                           int64_t ldy);
   // ops.h's gemm_f32 with alpha = 1 or −1 only (kernels::gemm_f32 rounds alpha · A into a copy first for
   // any other alpha: the same products).
   void (*gemm_f32)(int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda, const float* B,

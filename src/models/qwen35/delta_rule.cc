@@ -18,7 +18,7 @@ float* sized(std::vector<float>& v, int64_t n) {
 
 // Scratch of one chunk: per-thread, grown on demand.
 struct ChunkScratch {
-  std::vector<float> a, p, u, w, kt, qs, kc, qk, kk;
+  std::vector<float> a, p, u, w, kt, qs, kc, qk, kk, f;
   std::vector<double> gamma;
 };
 
@@ -43,8 +43,7 @@ void chunk_step(const DeltaRuleHead& h, int64_t t0, int64_t c, float* S, ChunkSc
   // few products above the diagonal inside a block are computed and dropped).
   constexpr int64_t kTriangleRows = 16;
   float* Kc = sized(s.kc, dk * c);  // Kᵀ: Kc[i, j] = k_j[i]
-  for (int64_t j = 0; j < c; ++j)
-    for (int64_t i = 0; i < dk; ++i) Kc[i * c + j] = k(j)[i];
+  kernels::transpose_scaled(c, dk, k(0), h.k_stride, nullptr, Kc, c);
   float* QK = sized(s.qk, c * c);
   float* KK = sized(s.kk, c * c);
   std::fill_n(QK, c * c, 0.0f);
@@ -75,8 +74,8 @@ void chunk_step(const DeltaRuleHead& h, int64_t t0, int64_t c, float* S, ChunkSc
   for (int64_t t = 0; t < c; ++t) {
     const float bt = beta(t);
     const float bet = static_cast<float>(bt * std::exp(gamma(t)));
-    for (int64_t e = 0; e < dv; ++e) U[t * dv + e] = bt * v(t)[e];
-    for (int64_t i = 0; i < dk; ++i) W[t * dk + i] = bet * k(t)[i];
+    kernels::scale_to(dv, bt, v(t), U + t * dv);
+    kernels::scale_to(dk, bet, k(t), W + t * dk);
   }
   for (int64_t r0 = 0; r0 < c; r0 += kSubstitutionRows) {
     const int64_t nb = std::min(kSubstitutionRows, c - r0);
@@ -96,7 +95,7 @@ void chunk_step(const DeltaRuleHead& h, int64_t t0, int64_t c, float* S, ChunkSc
   float* Qs = sized(s.qs, c * dk);
   for (int64_t t = 0; t < c; ++t) {
     const float eg = static_cast<float>(std::exp(gamma(t)));
-    for (int64_t i = 0; i < dk; ++i) Qs[t * dk + i] = eg * q(t)[i];
+    kernels::scale_to(dk, eg, q(t), Qs + t * dk);
     std::fill_n(h.out + (t0 + t) * h.out_stride, dv, 0.0f);
   }
   float* O = h.out + t0 * h.out_stride;
@@ -112,10 +111,9 @@ void chunk_step(const DeltaRuleHead& h, int64_t t0, int64_t c, float* S, ChunkSc
   const double last = gamma(c - 1);
   kernels::scale(dk * dv, static_cast<float>(std::exp(last)), S);
   float* KT = sized(s.kt, dk * c);
-  for (int64_t j = 0; j < c; ++j) {
-    const float f = static_cast<float>(std::exp(last - gamma(j)));
-    for (int64_t i = 0; i < dk; ++i) KT[i * c + j] = f * k(j)[i];
-  }
+  float* F = sized(s.f, c);
+  for (int64_t j = 0; j < c; ++j) F[j] = static_cast<float>(std::exp(last - gamma(j)));
+  kernels::transpose_scaled(c, dk, k(0), h.k_stride, F, KT, c);
   kernels::gemm_f32(dk, dv, c, 1.0f, KT, c, U, dv, S, dv);
 }
 
