@@ -20,7 +20,9 @@ differs from the others' (no shared prefix).
 3. batching: after one uncounted burst of --concurrency concurrent decisions (a warm-up), --concurrency
    decisions one after another (total wall time) and the same number sent at once from as many threads
    (total wall time until the last answer); both --rounds times, the order alternating per round.
-   Prints the best and median totals and sequential / concurrent (> 1: the server's batching wins).
+   Prints the best and median totals and sequential / concurrent (> 1: the server's batching wins), and, from
+   /metrics, the engine's busy seconds and steps in each burst: the forward steps' own share of the saving, and
+   the wall time spent outside them (the heads, encoding, HTTP).
 
 --json prints the whole result as one JSON object. Python standard library only.
 """
@@ -82,6 +84,34 @@ def fit_words(base, model, tokens, whole_record=False):
     fitted = max(1, round(state_tokens / per_word))
     _, c = post(base, body(model, 10_002, fitted))
     return fitted, c["usage"]["input_tokens"], overhead
+
+
+def engine_counters(base, model):
+    """(busy seconds, steps, tokens) of the decision model's engine from /metrics, or None where the server does not
+    say (an older server, or /metrics behind a key)."""
+    try:
+        with urllib.request.urlopen(base + "/metrics", timeout=30) as r:
+            text = r.read().decode()
+    except Exception:  # noqa: BLE001 - the counters are optional
+        return None
+    per_model = {}
+    for line in text.splitlines():
+        m = re.match(r'(verdict_engine_(?:busy_seconds|steps|tokens)_total)\{model="([^"]*)"\} (\S+)$', line)
+        if m:
+            per_model.setdefault(m.group(2), {})[m.group(1)] = float(m.group(3))
+    # "default" (or any alias) names the server's only decision model.
+    got = per_model.get(model) or (next(iter(per_model.values())) if len(per_model) == 1 else {})
+    names = ("verdict_engine_busy_seconds_total", "verdict_engine_steps_total", "verdict_engine_tokens_total")
+    return tuple(got[n] for n in names) if all(n in got for n in names) else None
+
+
+def counted(base, model, run):
+    """run() -> (total, detail), with the engine's (busy seconds, steps, tokens) spent meanwhile (or None)."""
+    before = engine_counters(base, model)
+    total, detail = run()
+    after = engine_counters(base, model)
+    spent = tuple(a - b for a, b in zip(after, before)) if before and after else None
+    return total, detail, spent
 
 
 def sequential(base, model, ids, n_words):
@@ -213,7 +243,7 @@ def main():
                 print(json.dumps(result))
             return 0
 
-        seq_totals, conc_totals, conc_lat = [], [], []
+        seq_totals, conc_totals, conc_lat, seq_engine, conc_engine = [], [], [], [], []
         nxt = 1000
         # One burst of concurrent requests first, not counted: the latency runs above warmed one request
         # thread; this warms the others (their heap arenas, the engine's other state slots), as a server
@@ -226,17 +256,28 @@ def main():
             ids2 = list(range(nxt, nxt + args.concurrency))
             nxt += args.concurrency
             # Alternate which goes first, so that a drift of the host's speed favours neither.
+            def seq_run():
+                return counted(base, args.decision_model, lambda: sequential(base, args.decision_model, ids, n_words))
+
+            def conc_run():
+                return counted(base, args.decision_model, lambda: concurrent(base, args.decision_model, ids2, n_words))
             if r % 2 == 0:
-                s, _ = sequential(base, args.decision_model, ids, n_words)
-                c, res = concurrent(base, args.decision_model, ids2, n_words)
+                s, _, s_engine = seq_run()
+                c, res, c_engine = conc_run()
             else:
-                c, res = concurrent(base, args.decision_model, ids2, n_words)
-                s, _ = sequential(base, args.decision_model, ids, n_words)
+                c, res, c_engine = conc_run()
+                s, _, s_engine = seq_run()
             seq_totals.append(s)
             conc_totals.append(c)
             conc_lat += [x[0] for x in res]
+            engine_note = ""
+            if s_engine and c_engine:
+                seq_engine.append(s_engine)
+                conc_engine.append(c_engine)
+                engine_note = (f"; engine busy {s_engine[0]:.2f} s in {s_engine[1]:.0f} steps / {c_engine[0]:.2f} s in "
+                               f"{c_engine[1]:.0f} steps")
             log(f"round {r + 1}: {args.concurrency} sequential {s:.2f} s, {args.concurrency} concurrent {c:.2f} s, "
-                f"ratio {s / c:.2f} (load {os.getloadavg()[0]:.2f})")
+                f"ratio {s / c:.2f}{engine_note} (load {os.getloadavg()[0]:.2f})")
         result["batching"] = {
             "concurrency": args.concurrency, "rounds": args.rounds,
             "sequential_s": [round(x, 3) for x in seq_totals], "concurrent_s": [round(x, 3) for x in conc_totals],
@@ -244,6 +285,17 @@ def main():
             "ratio_best": round(min(seq_totals) / min(conc_totals), 3),
             "ratio_median": round(statistics.median(seq_totals) / statistics.median(conc_totals), 3),
             "concurrent_request_median_ms": ms(statistics.median(conc_lat))}
+        if seq_engine:
+            # The engine's own time (forward steps) per burst, and the rest of the wall time: where batching saves.
+            B = result["batching"]
+            B["sequential_engine_busy_s"] = [round(x[0], 3) for x in seq_engine]
+            B["concurrent_engine_busy_s"] = [round(x[0], 3) for x in conc_engine]
+            B["sequential_steps"] = [int(x[1]) for x in seq_engine]
+            B["concurrent_steps"] = [int(x[1]) for x in conc_engine]
+            B["engine_busy_ratio_median"] = round(statistics.median(x[0] for x in seq_engine) /
+                                                  statistics.median(x[0] for x in conc_engine), 3)
+            B["outside_engine_sequential_s"] = round(statistics.median(t - e[0] for t, e in zip(seq_totals, seq_engine)), 3)
+            B["outside_engine_concurrent_s"] = round(statistics.median(t - e[0] for t, e in zip(conc_totals, conc_engine)), 3)
         result["load_at_end"] = os.getloadavg()[0]
         if args.json:
             print(json.dumps(result))
@@ -258,6 +310,10 @@ def main():
             print(f"{B['concurrency']} decisions: sequential {B['best_sequential_s']} s, concurrent "
                   f"{B['best_concurrent_s']} s (best of {B['rounds']}); sequential / concurrent = "
                   f"{B['ratio_best']} (medians: {B['ratio_median']})")
+            if "engine_busy_ratio_median" in B:
+                print(f"engine busy (medians): sequential / concurrent = {B['engine_busy_ratio_median']}; wall time "
+                      f"outside the engine {B['outside_engine_sequential_s']} s sequential, "
+                      f"{B['outside_engine_concurrent_s']} s concurrent")
             print(f"load average {result['load_at_start']:.2f} at start, {result['load_at_end']:.2f} at end")
     finally:
         if proc:
