@@ -294,8 +294,10 @@ def main():
             B["concurrent_steps"] = [int(x[1]) for x in conc_engine]
             B["engine_busy_ratio_median"] = round(statistics.median(x[0] for x in seq_engine) /
                                                   statistics.median(x[0] for x in conc_engine), 3)
-            B["outside_engine_sequential_s"] = round(statistics.median(t - e[0] for t, e in zip(seq_totals, seq_engine)), 3)
-            B["outside_engine_concurrent_s"] = round(statistics.median(t - e[0] for t, e in zip(conc_totals, conc_engine)), 3)
+            def outside(totals, engine):
+                return round(statistics.median(t - e[0] for t, e in zip(totals, engine)), 3)
+            B["outside_engine_sequential_s"] = outside(seq_totals, seq_engine)
+            B["outside_engine_concurrent_s"] = outside(conc_totals, conc_engine)
         result["load_at_end"] = os.getloadavg()[0]
         if args.json:
             print(json.dumps(result))

@@ -1,4 +1,5 @@
-// dot / axpy / scale / scale_to / transpose_scaled / silu_mul / conv_silu / sum_squares on every ISA against kernels/ref, odd lengths included.
+// dot / axpy / scale / scale_to / transpose_scaled / silu_mul / conv_silu / sum_squares on every ISA against
+// kernels/ref (or the plain loop), odd lengths included.
 #include <gtest/gtest.h>
 
 #include <algorithm>
