@@ -19,7 +19,7 @@ float* sized(std::vector<float>& v, int64_t n) {
 // Scratch of one chunk: per-thread, grown on demand.
 struct ChunkScratch {
   std::vector<float> a, p, u, w, kt, qs, kc, qk, kk, f;
-  std::vector<double> gamma;
+  std::vector<double> gamma, exp_gamma;
 };
 
 // One chunk of c tokens starting at token t0 (spec §6.6), with incoming state S [dk, dv].
@@ -71,9 +71,11 @@ void chunk_step(const DeltaRuleHead& h, int64_t t0, int64_t c, float* S, ChunkSc
   constexpr int64_t kSubstitutionRows = 6;
   float* U = sized(s.u, c * dv);
   float* W = sized(s.w, c * dk);
+  if (static_cast<int64_t>(s.exp_gamma.size()) < c) s.exp_gamma.resize(static_cast<std::size_t>(c));
   for (int64_t t = 0; t < c; ++t) {
     const float bt = beta(t);
-    const float bet = static_cast<float>(bt * std::exp(gamma(t)));
+    const double eg = s.exp_gamma[static_cast<std::size_t>(t)] = std::exp(gamma(t));  // e^γ_t, used again for Q
+    const float bet = static_cast<float>(bt * eg);
     kernels::scale_to(dv, bt, v(t), U + t * dv);
     kernels::scale_to(dk, bet, k(t), W + t * dk);
   }
@@ -94,7 +96,7 @@ void chunk_step(const DeltaRuleHead& h, int64_t t0, int64_t c, float* S, ChunkSc
   // O = (e^γ ⊙ Q) S + P V', with the incoming S.
   float* Qs = sized(s.qs, c * dk);
   for (int64_t t = 0; t < c; ++t) {
-    const float eg = static_cast<float>(std::exp(gamma(t)));
+    const float eg = static_cast<float>(s.exp_gamma[static_cast<std::size_t>(t)]);
     kernels::scale_to(dk, eg, q(t), Qs + t * dk);
     std::fill_n(h.out + (t0 + t) * h.out_stride, dv, 0.0f);
   }
