@@ -22,10 +22,6 @@ std::size_t file_size(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? static_cast<std::size_t>(st.st_size) : 0;
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // What the joint head takes once loaded: its matrices as stored, its vectors and scalars in fp32; twice the
 // file's size when its header cannot be read (the load will say why).
 std::size_t head_bytes(const std::string& path) {
@@ -115,7 +111,7 @@ MemoryEstimate estimate_model_memory(const std::string& dir, const models::qwen3
   if (DIR* d = ::opendir(dir.c_str())) {
     while (const dirent* entry = ::readdir(d)) {
       const std::string name = entry->d_name;
-      if (!ends_with(name, ".safetensors")) continue;
+      if (!name.ends_with(".safetensors")) continue;
       const std::size_t size = file_size(dir + "/" + name);
       if (name == "joint_head.safetensors") {
         e.head += head_bytes(dir + "/" + name);

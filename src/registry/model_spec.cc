@@ -16,10 +16,6 @@ bool is_dir(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 std::string strip_trailing_slashes(std::string path) {
   while (path.size() > 1 && path.back() == '/') path.pop_back();
   return path;
@@ -73,7 +69,7 @@ bool is_checkpoint_dir(const std::string& dir) {
     return detect_kind(dir) == ModelKind::kDecision && !gguf_files_in(dir).empty();
   if (file_exists(dir + "/model.safetensors") || file_exists(dir + "/model.safetensors.index.json")) return true;
   for (const std::string& name : list_folder(dir))
-    if (ends_with(name, ".safetensors") && name != "joint_head.safetensors") return true;
+    if (name.ends_with(".safetensors") && name != "joint_head.safetensors") return true;
   return false;
 }
 

@@ -150,9 +150,9 @@ class Replace final : public Normalizer {
   std::string content_;
 };
 
-class Sequence final : public Normalizer {
+class NormalizerSequence final : public Normalizer {
  public:
-  explicit Sequence(std::vector<std::unique_ptr<Normalizer>> steps) : steps_(std::move(steps)) {}
+  explicit NormalizerSequence(std::vector<std::unique_ptr<Normalizer>> steps) : steps_(std::move(steps)) {}
   void normalize(std::string_view in, std::string& out) const override {
     std::string tmp(in);
     for (const auto& step : steps_) {
@@ -215,7 +215,7 @@ std::unique_ptr<Normalizer> make_normalizer(const Json& spec, const std::string&
       if (step == nullptr) fail(at, "null normalizer in Sequence");
       steps.push_back(std::move(step));
     }
-    return std::make_unique<Sequence>(std::move(steps));
+    return std::make_unique<NormalizerSequence>(std::move(steps));
   }
   fail(where, "unsupported normalizer type '" + type + "'");
 }

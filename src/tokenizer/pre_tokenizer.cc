@@ -130,9 +130,9 @@ class ByteLevel final : public PreTokenizer {
   std::unique_ptr<Regex> regex_;
 };
 
-class Sequence final : public PreTokenizer {
+class PreTokenizerSequence final : public PreTokenizer {
  public:
-  explicit Sequence(std::vector<std::unique_ptr<PreTokenizer>> steps) : steps_(std::move(steps)) {}
+  explicit PreTokenizerSequence(std::vector<std::unique_ptr<PreTokenizer>> steps) : steps_(std::move(steps)) {}
 
   void pre_tokenize(std::string_view piece, PieceSink next) const override { run(0, piece, next); }
 
@@ -204,7 +204,7 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const Json& spec, const std::st
       if (step == nullptr) fail(at, "null pre-tokenizer in Sequence");
       steps.push_back(std::move(step));
     }
-    return std::make_unique<Sequence>(std::move(steps));
+    return std::make_unique<PreTokenizerSequence>(std::move(steps));
   }
   fail(where, "unsupported pre-tokenizer type '" + type + "'");
 }

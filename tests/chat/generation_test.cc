@@ -25,7 +25,7 @@ std::vector<float> one_hot(TokenId id, std::size_t rows = 768) {
   return logits;
 }
 
-GenerationOptions greedy(int64_t max_tokens = 100) {
+GenerationOptions greedy_options(int64_t max_tokens = 100) {
   GenerationOptions o;
   o.sampling.temperature = 0;
   o.max_tokens = max_tokens;
@@ -59,7 +59,7 @@ Replay replay(Generation& g, const std::vector<TokenId>& ids) {
 
 TEST(Generation, SplitsReasoningAndStopsAtAStopId) {
   const auto ids = concat({tok().encode("Thinking about it\n"), {760}, tok().encode("\n\nThe answer"), {758}, {300}});
-  GenerationOptions o = greedy();
+  GenerationOptions o = greedy_options();
   o.starts_in_reasoning = true;
   Generation g(tok(), {}, o);
   const Replay r = replay(g, ids);
@@ -75,7 +75,7 @@ TEST(Generation, SplitsReasoningAndStopsAtAStopId) {
 
 TEST(Generation, StopStringsEndGenerationWithoutShowingThem) {
   const auto ids = tok().encode("one two three four");
-  GenerationOptions o = greedy();
+  GenerationOptions o = greedy_options();
   o.split_reasoning = false;
   o.stop = {"two thr"};
   Generation g(tok(), {}, o);
@@ -89,7 +89,7 @@ TEST(Generation, StopStringsEndGenerationWithoutShowingThem) {
 TEST(Generation, MaxTokensEndsWithLength) {
   const auto ids = tok().encode("alpha beta gamma delta epsilon");
   ASSERT_GT(ids.size(), 3u);
-  GenerationOptions o = greedy(3);
+  GenerationOptions o = greedy_options(3);
   o.split_reasoning = false;
   Generation g(tok(), {}, o);
   const Replay r = replay(g, ids);
@@ -100,7 +100,7 @@ TEST(Generation, MaxTokensEndsWithLength) {
 
 TEST(Generation, FinishReleasesHeldText) {
   const auto ids = tok().encode("abc ST");
-  GenerationOptions o = greedy();
+  GenerationOptions o = greedy_options();
   o.split_reasoning = false;
   o.stop = {"STOP"};
   Generation g(tok(), {}, o);
@@ -115,14 +115,14 @@ TEST(Generation, FinishReleasesHeldText) {
 
 TEST(Generation, TheModelOpeningThinkItselfIsSplitToo) {
   const auto ids = concat({{759}, tok().encode("\nplan\n"), {760}, tok().encode("\n\nreply"), {756}});
-  Generation g(tok(), {}, greedy());
+  Generation g(tok(), {}, greedy_options());
   replay(g, ids);
   EXPECT_EQ(g.reasoning(), "plan");
   EXPECT_EQ(g.content(), "reply");
 }
 
 TEST(Generation, SpecialTokensShowNoText) {
-  GenerationOptions o = greedy();
+  GenerationOptions o = greedy_options();
   o.split_reasoning = false;
   Generation g(tok(), {}, o);
   replay(g, concat({tok().encode("a"), {757}, tok().encode("b")}));  // 757: <|im_start|>, special
@@ -139,7 +139,7 @@ TEST(Generation, ReasoningTagsSplitEvenWhereTheTokenizerMarksThemSpecial) {
     if (t["content"] == "<think>" || t["content"] == "</think>") t["special"] = true;
   const auto special_tags = tokenizer::Tokenizer::from_json(j.dump(), "tokenizer.json (think tags special)");
   ASSERT_TRUE(special_tags.is_special(760));
-  GenerationOptions o = greedy();
+  GenerationOptions o = greedy_options();
   o.starts_in_reasoning = true;
   Generation g(special_tags, {}, o);
   replay(g, concat({special_tags.encode("why"), {760}, special_tags.encode("because"), {758}}));
@@ -148,7 +148,7 @@ TEST(Generation, ReasoningTagsSplitEvenWhereTheTokenizerMarksThemSpecial) {
 }
 
 TEST(Generation, PaddedLogitRowsAreNeverSampled) {
-  Generation g(tok(), {}, greedy());
+  Generation g(tok(), {}, greedy_options());
   std::vector<float> logits(768, 0.0f);
   logits[766] = 100.0f;  // an embedding row past the tokenizer's 765 ids
   logits[42] = 1.0f;
@@ -156,7 +156,7 @@ TEST(Generation, PaddedLogitRowsAreNeverSampled) {
 }
 
 TEST(Generation, InvalidOptionsAreRefused) {
-  GenerationOptions o = greedy(0);
+  GenerationOptions o = greedy_options(0);
   EXPECT_THROW(Generation(tok(), {}, o), Error);
 }
 

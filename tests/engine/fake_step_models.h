@@ -14,6 +14,9 @@
 
 namespace verdict::engine::testing {
 
+// Hidden size the engine tests give their fake models.
+inline constexpr int64_t kHidden = 8;
+
 // Row t of a sequence = expand(hash(tokens[0..t])) over `hidden` floats; its logits row (when asked)
 // = expand(hash ^ kLogitSalt) over `vocab` floats, so a generation's next token depends on its
 // whole prefix too.

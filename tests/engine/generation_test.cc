@@ -20,7 +20,7 @@ using testing::Gate;
 using testing::GatedStepModel;
 using testing::PrefixHashModel;
 
-constexpr int64_t kHidden = 8;
+using testing::kHidden;
 constexpr int64_t kVocab = 64;
 
 std::vector<TokenId> prompt_of(int seed, int length) {

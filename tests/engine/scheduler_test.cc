@@ -16,7 +16,7 @@ using testing::Gate;
 using testing::GatedStepModel;
 using testing::PrefixHashModel;
 
-constexpr int64_t kHidden = 8;
+using testing::kHidden;
 
 std::vector<TokenId> record(int seed, int length) {
   std::vector<TokenId> ids(static_cast<std::size_t>(length));

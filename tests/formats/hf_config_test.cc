@@ -16,15 +16,15 @@ namespace {
 using testing::contains_all;
 using testing::error_message;
 
-const std::string kWhat = "cfg/config.json";
+const std::string kConfigPath = "cfg/config.json";
 
 Json tiny_config() { return load_json_file(verdict::testing::fixture("qwen35-tiny/config.json")); }
 
 std::string config_error(const Json& j) {
-  return error_message([&] { parse_model_config(j.dump(), kWhat); });
+  return error_message([&] { parse_model_config(j.dump(), kConfigPath); });
 }
 std::string config_error(const std::string& text) {
-  return error_message([&] { parse_model_config(text, kWhat); });
+  return error_message([&] { parse_model_config(text, kConfigPath); });
 }
 
 // A text-only (Qwen3_5ForCausalLM) config in the older style: keys at the root, top-level rope_theta
@@ -93,7 +93,7 @@ TEST(HfConfig, NestedFixtureConfig) {
 }
 
 TEST(HfConfig, FlatConfigWithOlderRopeKeys) {
-  const ModelConfig cfg = parse_model_config(kFlatConfig, kWhat);
+  const ModelConfig cfg = parse_model_config(kFlatConfig, kConfigPath);
   EXPECT_FALSE(cfg.nested_text_config);
   const TextConfig& t = cfg.text;
   EXPECT_EQ(t.model_type, "qwen3_5_text");
@@ -120,7 +120,7 @@ TEST(HfConfig, DerivedLayerTypesFollowTheInterval) {
   j["text_config"].erase("layer_types");
   j["text_config"]["num_hidden_layers"] = 6;
   j["text_config"]["full_attention_interval"] = 3;
-  const ModelConfig cfg = parse_model_config(j.dump(), kWhat);
+  const ModelConfig cfg = parse_model_config(j.dump(), kConfigPath);
   EXPECT_EQ(cfg.text.layer_types,
             (std::vector<LayerType>{LayerType::LinearAttention, LayerType::LinearAttention, LayerType::FullAttention,
                                     LayerType::LinearAttention, LayerType::LinearAttention, LayerType::FullAttention}));
@@ -130,12 +130,12 @@ TEST(HfConfig, TieWordEmbeddingsFallsBackToTheRoot) {
   Json j = tiny_config();
   j["text_config"].erase("tie_word_embeddings");
   j["tie_word_embeddings"] = true;
-  EXPECT_TRUE(parse_model_config(j.dump(), kWhat).text.tie_word_embeddings);
+  EXPECT_TRUE(parse_model_config(j.dump(), kConfigPath).text.tie_word_embeddings);
   j.erase("tie_word_embeddings");
-  EXPECT_FALSE(parse_model_config(j.dump(), kWhat).text.tie_word_embeddings);
+  EXPECT_FALSE(parse_model_config(j.dump(), kConfigPath).text.tie_word_embeddings);
   j["tie_word_embeddings"] = false;
   j["text_config"]["tie_word_embeddings"] = true;
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "text_config.tie_word_embeddings", "disagrees"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "text_config.tie_word_embeddings", "disagrees"}));
 }
 
 TEST(HfConfig, FullAttentionOnlyNeedsNoLinearDims) {
@@ -145,7 +145,7 @@ TEST(HfConfig, FullAttentionOnlyNeedsNoLinearDims) {
   for (const char* k : {"linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
                         "linear_value_head_dim", "linear_conv_kernel_dim"})
     t.erase(k);
-  const ModelConfig cfg = parse_model_config(j.dump(), kWhat);
+  const ModelConfig cfg = parse_model_config(j.dump(), kConfigPath);
   EXPECT_EQ(cfg.text.count(LayerType::LinearAttention), 0);
   EXPECT_EQ(cfg.text.linear_num_key_heads, 0);
 }
@@ -159,7 +159,7 @@ TEST(HfConfig, MlxQuantizationBlock) {
                        {"language_model.model.layers.1.mlp.up_proj", {{"bits", 6}}},
                        {"language_model.model.embed_tokens", false},
                        {"language_model.model.norm", true}};
-  const ModelConfig cfg = parse_model_config(j.dump(), kWhat);
+  const ModelConfig cfg = parse_model_config(j.dump(), kConfigPath);
   ASSERT_TRUE(cfg.quantization.has_value());
   const QuantizationConfig& q = *cfg.quantization;
   EXPECT_EQ(q.global, (QuantSpec{4, 64}));
@@ -173,71 +173,71 @@ TEST(HfConfig, MlxQuantizationBlock) {
   // quantization_config alone is read too.
   Json k = tiny_config();
   k["quantization_config"] = {{"group_size", 128}, {"bits", 8}};
-  EXPECT_EQ(parse_model_config(k.dump(), kWhat).quantization->global, (QuantSpec{8, 128}));
+  EXPECT_EQ(parse_model_config(k.dump(), kConfigPath).quantization->global, (QuantSpec{8, 128}));
 }
 
 TEST(HfConfig, QuantizationErrors) {
   Json j = tiny_config();
   j["quantization"] = {{"group_size", 32}, {"bits", 4}, {"mode", "mxfp4"}};
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "quantization.mode", "unsupported quantization mode 'mxfp4'"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "quantization.mode", "unsupported quantization mode 'mxfp4'"}));
   j["quantization"] = {{"group_size", 64}, {"bits", 7}};
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "quantization.bits", "unsupported value 7"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "quantization.bits", "unsupported value 7"}));
   j["quantization"] = {{"group_size", 16}, {"bits", 4}};
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "quantization.group_size", "unsupported value 16"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "quantization.group_size", "unsupported value 16"}));
   j["quantization"] = {{"bits", 4}};
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "quantization.group_size", "missing"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "quantization.group_size", "missing"}));
   j["quantization"] = {{"group_size", 64}, {"bits", "4"}};
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "quantization.bits", "expected an integer, got string"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "quantization.bits", "expected an integer, got string"}));
   j["quantization"] = {{"group_size", 64}, {"bits", 4}, {"layers.0.mlp", {{"bits", 9}}}};
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "quantization.layers.0.mlp.bits", "unsupported value 9"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "quantization.layers.0.mlp.bits", "unsupported value 9"}));
   j["quantization"] = {{"group_size", 64}, {"bits", 4}, {"layers.0.mlp", {{"bits", 4}, {"mode", "nvfp4"}}}};
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "quantization.layers.0.mlp.mode", "'nvfp4'"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "quantization.layers.0.mlp.mode", "'nvfp4'"}));
   j["quantization"] = "q4";
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "quantization", "expected an object"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "quantization", "expected an object"}));
   Json k = tiny_config();
   k["quantization_config"] = {{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 128}};
-  EXPECT_TRUE(contains_all(config_error(k), {kWhat, "quantization_config.quant_method", "'gptq'"}));
+  EXPECT_TRUE(contains_all(config_error(k), {kConfigPath, "quantization_config.quant_method", "'gptq'"}));
 }
 
 TEST(HfConfig, MissingAndWrongTypedKeys) {
   Json j = tiny_config();
   j["text_config"].erase("hidden_size");
-  EXPECT_EQ(config_error(j), kWhat + ": text_config.hidden_size: missing (required)");
+  EXPECT_EQ(config_error(j), kConfigPath + ": text_config.hidden_size: missing (required)");
 
   for (const char* key : {"num_hidden_layers", "intermediate_size", "num_attention_heads", "num_key_value_heads",
                           "vocab_size", "linear_num_value_heads", "linear_conv_kernel_dim"}) {
     Json m = tiny_config();
     m["text_config"].erase(key);
-    EXPECT_TRUE(contains_all(config_error(m), {kWhat, std::string("text_config.") + key, "missing"})) << key;
+    EXPECT_TRUE(contains_all(config_error(m), {kConfigPath, std::string("text_config.") + key, "missing"})) << key;
   }
 
   j = tiny_config();
   j["text_config"]["hidden_size"] = "64";
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "text_config.hidden_size", "expected an integer, got string"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "text_config.hidden_size", "expected an integer, got string"}));
   j = tiny_config();
   j["text_config"]["hidden_size"] = 64.5;
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "text_config.hidden_size", "expected an integer"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "text_config.hidden_size", "expected an integer"}));
   j = tiny_config();
   j["text_config"]["rms_norm_eps"] = "small";
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "text_config.rms_norm_eps", "expected a number"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "text_config.rms_norm_eps", "expected a number"}));
   j = tiny_config();
   j["text_config"]["rope_parameters"]["rope_theta"] = {1, 2};
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "text_config.rope_parameters.rope_theta", "expected a number"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "text_config.rope_parameters.rope_theta", "expected a number"}));
   j = tiny_config();
   j["text_config"]["tie_word_embeddings"] = 1;
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "text_config.tie_word_embeddings", "expected true or false"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "text_config.tie_word_embeddings", "expected true or false"}));
   j = tiny_config();
   j["text_config"] = 5;
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "text_config", "expected an object"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "text_config", "expected an object"}));
   j = tiny_config();
   j["text_config"]["eos_token_id"] = "</s>";
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "text_config.eos_token_id", "token id"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "text_config.eos_token_id", "token id"}));
   j = tiny_config();
   j["text_config"]["eos_token_id"] = {1, "x"};
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "text_config.eos_token_id[1]", "expected an integer"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "text_config.eos_token_id[1]", "expected an integer"}));
   j = tiny_config();
   j["architectures"] = "Qwen";
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "architectures", "expected a list"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "architectures", "expected a list"}));
 }
 
 TEST(HfConfig, AbsurdDimensions) {
@@ -262,59 +262,59 @@ TEST(HfConfig, AbsurdDimensions) {
   for (const Case& c : cases) {
     Json j = tiny_config();
     j["text_config"][c.key] = c.value;
-    EXPECT_TRUE(contains_all(config_error(j), {kWhat, std::string("text_config.") + c.key, c.expect})) << c.key;
+    EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, std::string("text_config.") + c.key, c.expect})) << c.key;
   }
 }
 
 TEST(HfConfig, InconsistentGeometry) {
   Json j = tiny_config();
   j["text_config"]["num_key_value_heads"] = 3;
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "text_config.num_key_value_heads", "does not divide"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "text_config.num_key_value_heads", "does not divide"}));
   j = tiny_config();
   j["text_config"]["linear_num_value_heads"] = 3;
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "text_config.linear_num_value_heads", "not a multiple"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "text_config.linear_num_value_heads", "not a multiple"}));
   j = tiny_config();
   j["text_config"].erase("head_dim");
   j["text_config"]["num_attention_heads"] = 3;
   j["text_config"]["num_key_value_heads"] = 1;
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "text_config.num_attention_heads", "does not divide hidden_size"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "text_config.num_attention_heads", "does not divide hidden_size"}));
   j = tiny_config();
   j["text_config"]["layer_types"] = {"linear_attention", "full_attention"};
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "text_config.layer_types", "has 2 entries, num_hidden_layers is 4"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "text_config.layer_types", "has 2 entries, num_hidden_layers is 4"}));
   j = tiny_config();
   j["text_config"]["layer_types"][1] = "sliding_attention";
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "text_config.layer_types[1]", "unknown layer type 'sliding_attention'"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "text_config.layer_types[1]", "unknown layer type 'sliding_attention'"}));
   j = tiny_config();
   j["text_config"]["layer_types"] = "all";
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "text_config.layer_types", "expected a list"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "text_config.layer_types", "expected a list"}));
 }
 
 TEST(HfConfig, RopeValidation) {
   Json j = tiny_config();
   j["text_config"]["rope_parameters"]["partial_rotary_factor"] = 1.5;
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "text_config.rope_parameters.partial_rotary_factor", "outside (0, 1]"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "text_config.rope_parameters.partial_rotary_factor", "outside (0, 1]"}));
   j["text_config"]["rope_parameters"]["partial_rotary_factor"] = 0.0;
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "partial_rotary_factor", "outside (0, 1]"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "partial_rotary_factor", "outside (0, 1]"}));
   j["text_config"]["rope_parameters"]["partial_rotary_factor"] = 0.15625;  // 32 · 0.15625 = 5
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "partial_rotary_factor", "= 5 is odd"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "partial_rotary_factor", "= 5 is odd"}));
   j = tiny_config();
   j["text_config"]["rope_parameters"]["mrope_section"] = {2, 2, 2};
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "text_config.rope_parameters.mrope_section", "sum to 6, expected rotary dim / 2 = 4"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "text_config.rope_parameters.mrope_section", "sum to 6, expected rotary dim / 2 = 4"}));
   j = tiny_config();
   j["text_config"]["rope_parameters"]["rope_theta"] = -1;
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "rope_theta", "must be positive"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "rope_theta", "must be positive"}));
   j = tiny_config();
   j["text_config"]["rope_parameters"]["rope_type"] = "yarn";
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "text_config.rope_parameters.rope_type", "unsupported rope type 'yarn'"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "text_config.rope_parameters.rope_type", "unsupported rope type 'yarn'"}));
   j = tiny_config();
   j["text_config"]["rms_norm_eps"] = 0;
-  EXPECT_TRUE(contains_all(config_error(j), {kWhat, "text_config.rms_norm_eps", "outside"}));
+  EXPECT_TRUE(contains_all(config_error(j), {kConfigPath, "text_config.rms_norm_eps", "outside"}));
 }
 
 TEST(HfConfig, NotJsonOrNotAnObject) {
-  EXPECT_TRUE(contains_all(config_error(std::string("{\"hidden_size\": ")), {kWhat, "invalid JSON"}));
-  EXPECT_TRUE(contains_all(config_error(std::string("[1]")), {kWhat, "not a JSON object"}));
-  EXPECT_TRUE(contains_all(config_error(std::string("")), {kWhat, "invalid JSON"}));
+  EXPECT_TRUE(contains_all(config_error(std::string("{\"hidden_size\": ")), {kConfigPath, "invalid JSON"}));
+  EXPECT_TRUE(contains_all(config_error(std::string("[1]")), {kConfigPath, "not a JSON object"}));
+  EXPECT_TRUE(contains_all(config_error(std::string("")), {kConfigPath, "invalid JSON"}));
   EXPECT_TRUE(contains_all(error_message([] { load_model_config("/nonexistent/config.json"); }),
                            {"/nonexistent/config.json"}));
 }

@@ -20,7 +20,7 @@ namespace {
 using testing::contains_all;
 using testing::error_message;
 
-uint32_t bits_of(float f) {
+uint32_t float_bits(float f) {
   uint32_t b;
   std::memcpy(&b, &f, sizeof b);
   return b;
@@ -252,8 +252,8 @@ TEST_P(MlxFixture, DequantizationMatchesTheReferenceBitForBit) {
         const double expected = values[static_cast<std::size_t>(c)].get<double>();
         const float expected_f = static_cast<float>(expected);
         ASSERT_EQ(static_cast<double>(expected_f), expected) << "not exact in f32 at " << row << "," << c;
-        ASSERT_EQ(bits_of(one[static_cast<std::size_t>(c)]), bits_of(expected_f)) << "row " << row << " col " << c;
-        ASSERT_EQ(bits_of(all[static_cast<std::size_t>(row * q.cols + c)]), bits_of(expected_f));
+        ASSERT_EQ(float_bits(one[static_cast<std::size_t>(c)]), float_bits(expected_f)) << "row " << row << " col " << c;
+        ASSERT_EQ(float_bits(all[static_cast<std::size_t>(row * q.cols + c)]), float_bits(expected_f));
       }
     }
     double sum = 0;

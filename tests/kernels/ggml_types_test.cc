@@ -408,27 +408,27 @@ TEST(GgmlTypes, IQ4_XSKnownValues) {
   expect_row(view_of(WeightType::IQ4_XS, 1, 256, b), 0, want, "iq4_xs");
 }
 
-struct Case {
+struct MatmulCase {
   WeightType type;
   int64_t rows, cols, n;
 };
 
 TEST(GgmlTypes, MatmulAndDequantizeMatchReferenceOnEveryIsa) {
-  const Case cases[] = {{WeightType::F16, 5, 37, 3},    {WeightType::F16, 9, 64, 1},
-                        {WeightType::Q8_0, 7, 96, 5},   {WeightType::Q8_0, 33, 64, 66},
-                        {WeightType::Q4_0, 1, 32, 1},   {WeightType::Q4_0, 13, 160, 9},
-                        {WeightType::Q4_K, 3, 256, 2},  {WeightType::Q4_K, 17, 512, 7},
-                        {WeightType::Q6_K, 5, 256, 3},  {WeightType::Q6_K, 9, 768, 4},
-                        {WeightType::Q5_K, 3, 256, 2},  {WeightType::Q5_K, 11, 512, 5},
-                        {WeightType::Q3_K, 3, 256, 2},  {WeightType::Q3_K, 11, 768, 5},
-                        {WeightType::Q2_K, 3, 256, 2},  {WeightType::Q2_K, 11, 768, 5},
-                        {WeightType::IQ4_NL, 3, 64, 2}, {WeightType::IQ4_NL, 13, 160, 9},
-                        {WeightType::IQ4_XS, 3, 256, 2}, {WeightType::IQ4_XS, 11, 768, 5},
-                        {WeightType::Q4_1, 3, 64, 2},   {WeightType::Q4_1, 13, 160, 9},
-                        {WeightType::Q5_0, 3, 64, 2},   {WeightType::Q5_0, 13, 160, 9},
-                        {WeightType::Q5_1, 3, 64, 2},   {WeightType::Q5_1, 13, 160, 9}};
+  const MatmulCase cases[] = {{WeightType::F16, 5, 37, 3},    {WeightType::F16, 9, 64, 1},
+                           {WeightType::Q8_0, 7, 96, 5},   {WeightType::Q8_0, 33, 64, 66},
+                           {WeightType::Q4_0, 1, 32, 1},   {WeightType::Q4_0, 13, 160, 9},
+                           {WeightType::Q4_K, 3, 256, 2},  {WeightType::Q4_K, 17, 512, 7},
+                           {WeightType::Q6_K, 5, 256, 3},  {WeightType::Q6_K, 9, 768, 4},
+                           {WeightType::Q5_K, 3, 256, 2},  {WeightType::Q5_K, 11, 512, 5},
+                           {WeightType::Q3_K, 3, 256, 2},  {WeightType::Q3_K, 11, 768, 5},
+                           {WeightType::Q2_K, 3, 256, 2},  {WeightType::Q2_K, 11, 768, 5},
+                           {WeightType::IQ4_NL, 3, 64, 2}, {WeightType::IQ4_NL, 13, 160, 9},
+                           {WeightType::IQ4_XS, 3, 256, 2}, {WeightType::IQ4_XS, 11, 768, 5},
+                           {WeightType::Q4_1, 3, 64, 2},   {WeightType::Q4_1, 13, 160, 9},
+                           {WeightType::Q5_0, 3, 64, 2},   {WeightType::Q5_0, 13, 160, 9},
+                           {WeightType::Q5_1, 3, 64, 2},   {WeightType::Q5_1, 13, 160, 9}};
   std::mt19937 rng(11);
-  for (const Case& k : cases) {
+  for (const MatmulCase& k : cases) {
     auto w = make_weight(rng, k.type, k.rows, k.cols);
     ASSERT_NO_THROW(check_weight(w.view, "test"));
     auto x = random_floats(rng, k.n * k.cols);

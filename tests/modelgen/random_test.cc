@@ -84,18 +84,18 @@ std::map<std::string, std::vector<int64_t>> spec_shapes(const std::vector<Weight
 
 TEST(WeightSpecs, BackboneHasTheTensorsOfTheFixtureCheckpoints) {
   EXPECT_EQ(spec_shapes(backbone_weights(find_preset("qwen35-tiny").backbone)),
-            fixture_shapes({testing::fixture("qwen35-tiny/model.safetensors")}));
+            fixture_shapes({::verdict::testing::fixture("qwen35-tiny/model.safetensors")}));
   EXPECT_EQ(spec_shapes(backbone_weights(find_preset("qwen35-small").backbone)),
-            fixture_shapes({testing::fixture("qwen35-small/model.safetensors")}));
+            fixture_shapes({::verdict::testing::fixture("qwen35-small/model.safetensors")}));
   EXPECT_EQ(spec_shapes(backbone_weights(find_preset("clef-tiny").backbone)),
-            fixture_shapes({testing::fixture("clef-tiny/bf16/model.safetensors")}));
+            fixture_shapes({::verdict::testing::fixture("clef-tiny/bf16/model.safetensors")}));
 }
 
 TEST(WeightSpecs, HeadHasTheTensorsOfTheFixtureHead) {
   const Preset& p = find_preset("clef-tiny");
   ASSERT_TRUE(p.head.has_value());
   EXPECT_EQ(spec_shapes(head_weights(*p.head)),
-            fixture_shapes({testing::fixture("clef-tiny/bf16/joint_head.safetensors")}));
+            fixture_shapes({::verdict::testing::fixture("clef-tiny/bf16/joint_head.safetensors")}));
 }
 
 TEST(Presets, UnknownNamesAreUsageErrorsListingTheKnownOnes) {

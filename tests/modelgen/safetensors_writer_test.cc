@@ -76,9 +76,9 @@ TEST(SafetensorsWriter, HeaderIsCompactSortedAndPaddedToEightBytes) {
 }
 
 TEST(SafetensorsWriter, ReproducesFilesWrittenByThePythonLibrary) {
-  expect_rewrites_identically(testing::fixture("qwen35-tiny/model.safetensors"));
-  expect_rewrites_identically(testing::fixture("qwen35-tiny-mlx4/model.safetensors"));
-  expect_rewrites_identically(testing::fixture("clef-tiny/bf16/joint_head.safetensors"));
+  expect_rewrites_identically(::verdict::testing::fixture("qwen35-tiny/model.safetensors"));
+  expect_rewrites_identically(::verdict::testing::fixture("qwen35-tiny-mlx4/model.safetensors"));
+  expect_rewrites_identically(::verdict::testing::fixture("clef-tiny/bf16/joint_head.safetensors"));
 }
 
 TEST(SafetensorsWriter, AsGivenOrderKeepsTheCallersOrder) {

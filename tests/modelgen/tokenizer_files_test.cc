@@ -78,7 +78,7 @@ TEST(CompactTokenizer, HasTheFixtureSchemeAndLoads) {
 
   // Everything but the vocabulary and merges is the fixture's tokenizer.json.
   Json mine = parse_json(files.tokenizer_json, "generated");
-  Json theirs = load_json_file(testing::fixture("qwen35-tiny/tokenizer.json"));
+  Json theirs = load_json_file(::verdict::testing::fixture("qwen35-tiny/tokenizer.json"));
   for (Json* j : {&mine, &theirs}) {
     (*j)["model"].erase("vocab");
     (*j)["model"].erase("merges");
@@ -88,9 +88,9 @@ TEST(CompactTokenizer, HasTheFixtureSchemeAndLoads) {
 
 TEST(CompactTokenizer, ConfigMirrorsTheFixtureWithTheQwen35Template) {
   const Json mine = parse_json(compact_files().tokenizer_config_json, "generated");
-  Json theirs = load_json_file(testing::fixture("qwen35-tiny/tokenizer_config.json"));
+  Json theirs = load_json_file(::verdict::testing::fixture("qwen35-tiny/tokenizer_config.json"));
   EXPECT_EQ(mine["chat_template"].get<std::string>(),
-            read_text_file(testing::fixture("chat-templates/Qwen3.5-4B.jinja")));
+            read_text_file(::verdict::testing::fixture("chat-templates/Qwen3.5-4B.jinja")));
   theirs["chat_template"] = mine["chat_template"];
   EXPECT_EQ(mine, theirs);
 }

@@ -17,10 +17,6 @@ using namespace testing;
 
 constexpr double kConsistency = 1e-5;  // max |Δ| / max |ref| per row (issue #3)
 
-std::vector<int32_t> prompt_ids(const std::string& checkpoint, std::size_t prompt) {
-  return to_ids(golden(checkpoint)["prompts"][prompt]["ids"]);
-}
-
 ForwardOutput run_prefill(const Backbone& model, std::span<const int32_t> ids, int64_t chunk) {
   SeqStatePool pool = model.make_pool(1, static_cast<int64_t>(ids.size()));
   const int64_t last = static_cast<int64_t>(ids.size()) - 1;

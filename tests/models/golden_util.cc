@@ -45,6 +45,10 @@ std::vector<int32_t> to_ids(const Json& array) {
   return out;
 }
 
+std::vector<int32_t> prompt_ids(const std::string& checkpoint, std::size_t prompt) {
+  return to_ids(golden(checkpoint)["prompts"][prompt]["ids"]);
+}
+
 RowDiff row_diff(std::span<const float> got, std::span<const float> ref) {
   RowDiff d;
   EXPECT_EQ(got.size(), ref.size());

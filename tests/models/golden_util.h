@@ -22,6 +22,8 @@ const Json& golden(const std::string& name);
 
 std::vector<float> to_floats(const Json& array);
 std::vector<int32_t> to_ids(const Json& array);
+// The ids of golden.json's prompt number `prompt`.
+std::vector<int32_t> prompt_ids(const std::string& checkpoint, std::size_t prompt);
 
 struct RowDiff {
   double max_abs = 0.0;  // max |got − ref|

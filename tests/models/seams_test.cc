@@ -21,10 +21,6 @@ namespace {
 
 using namespace testing;
 
-std::vector<int32_t> prompt_ids(const std::string& checkpoint, std::size_t prompt) {
-  return to_ids(golden(checkpoint)["prompts"][prompt]["ids"]);
-}
-
 // Runs ids[from, to) in one step; appends its hidden rows (and, when `last`, the last row's logits).
 void step(const Backbone& model, SeqStatePool& pool, int64_t slot, std::span<const int32_t> ids, int64_t from,
           int64_t to, std::span<const int64_t> seams, bool last, std::vector<float>& out) {

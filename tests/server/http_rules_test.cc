@@ -20,7 +20,6 @@ namespace {
 using engine::testing::Gate;
 using engine::testing::GatedStepModel;
 
-const std::string kNoul = R"({"model":"clef-tiny","state":"Checkout fails.","questions":{"urgent":{"type":"noul"}}})";
 
 std::string error_code(const httplib::Result& res) { return OrderedJson::parse(res->body).at("error").at("code"); }
 
@@ -50,14 +49,6 @@ bool is_date(const std::string& d) {  // YYYY-MM-DD
   for (std::size_t i : {0u, 1u, 2u, 3u, 5u, 6u, 8u, 9u})
     if (d[i] < '0' || d[i] > '9') return false;
   return true;
-}
-
-bool eventually(const std::function<bool()>& condition, int timeout_ms = 5000) {
-  for (int waited = 0; waited < timeout_ms; waited += 5) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return condition();
 }
 
 TEST(Routing, UnknownPathsAndWrongMethodsAreJsonErrors) {

@@ -45,14 +45,6 @@ std::size_t one_model_estimate() {
 
 std::string state_of(TestServer& server, const std::string& name) { return server.registry().status(name)->state_name(); }
 
-bool eventually(const std::function<bool()>& condition, int timeout_ms = 5000) {
-  for (int waited = 0; waited < timeout_ms; waited += 5) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return condition();
-}
-
 int post_status(TestServer& server, const std::string& model) {
   httplib::Client client = server.client();
   const auto res = post_systemone(client, request_for(model));

@@ -22,7 +22,6 @@ namespace {
 using engine::testing::Gate;
 using engine::testing::GatedStepModel;
 
-const std::string kNoul = R"({"model":"clef-tiny","state":"Checkout fails.","questions":{"urgent":{"type":"noul"}}})";
 
 TEST(Shutdown, InFlightRequestsCompleteAndTheListenerCloses) {
   auto gate = std::make_shared<Gate>();

@@ -7,6 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <thread>
+
 #include "core/mapped_file.h"
 #include "support/fixtures.h"
 
@@ -115,6 +117,14 @@ std::string case_request(const std::string& name) {
     if (c.at("name") == name) return c.at("request_json").get<std::string>();
   ADD_FAILURE() << "no case " << name;
   return "";
+}
+
+bool eventually(const std::function<bool()>& condition, int timeout_ms) {
+  for (int waited = 0; waited < timeout_ms; waited += 5) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return condition();
 }
 
 }  // namespace verdict::server::testing

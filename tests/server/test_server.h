@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,5 +57,12 @@ OrderedJson comparable_response(const std::string& body);
 const OrderedJson& clef_tiny_cases();
 // The request text of the case named `name`.
 std::string case_request(const std::string& name);
+
+// A one-question (noul) request for clef-tiny.
+inline const std::string kNoul =
+    R"({"model":"clef-tiny","state":"Checkout fails.","questions":{"urgent":{"type":"noul"}}})";
+
+// Polls `condition` every 5 ms until it holds or timeout_ms have passed; returns its last value.
+bool eventually(const std::function<bool()>& condition, int timeout_ms = 5000);
 
 }  // namespace verdict::server::testing
