@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -19,12 +19,6 @@ namespace {
 
 using testing::contains_all;
 using testing::error_message;
-
-uint32_t float_bits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
 
 // Packs q values into per-row little-endian bit streams, one bit at a time (independent of the code
 // under test).
@@ -252,8 +246,8 @@ TEST_P(MlxFixture, DequantizationMatchesTheReferenceBitForBit) {
         const double expected = values[static_cast<std::size_t>(c)].get<double>();
         const float expected_f = static_cast<float>(expected);
         ASSERT_EQ(static_cast<double>(expected_f), expected) << "not exact in f32 at " << row << "," << c;
-        ASSERT_EQ(float_bits(one[static_cast<std::size_t>(c)]), float_bits(expected_f)) << "row " << row << " col " << c;
-        ASSERT_EQ(float_bits(all[static_cast<std::size_t>(row * q.cols + c)]), float_bits(expected_f));
+        ASSERT_EQ(std::bit_cast<uint32_t>(one[static_cast<std::size_t>(c)]), std::bit_cast<uint32_t>(expected_f)) << "row " << row << " col " << c;
+        ASSERT_EQ(std::bit_cast<uint32_t>(all[static_cast<std::size_t>(row * q.cols + c)]), std::bit_cast<uint32_t>(expected_f));
       }
     }
     double sum = 0;

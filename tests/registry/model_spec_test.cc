@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "decision/head.h"
+#include "fixture_dirs.h"
 #include "registry/memory.h"
 #include "formats/hf_config.h"
 #include "models/qwen35/config.h"
@@ -18,21 +19,18 @@
 namespace verdict::registry {
 namespace {
 
-std::string clef_tiny_dir() { return verdict::testing::fixture("clef-tiny/bf16"); }
-std::string qwen_tiny_dir() { return verdict::testing::fixture("qwen35-tiny"); }
-
 TEST(ModelSpec, ModelFlagsNameAndPath) {
-  ModelSpec a = model_from_flag("judge=" + clef_tiny_dir());
+  ModelSpec a = model_from_flag("judge=" + clef_dir());
   EXPECT_EQ(a.name, "judge");
-  EXPECT_EQ(a.path, clef_tiny_dir());
+  EXPECT_EQ(a.path, clef_dir());
   EXPECT_EQ(a.kind, ModelKind::kDecision);
-  ModelSpec b = model_from_flag(clef_tiny_dir() + "/");
+  ModelSpec b = model_from_flag(clef_dir() + "/");
   EXPECT_EQ(b.name, "bf16");  // the folder's name
-  EXPECT_EQ(b.path, clef_tiny_dir());
-  EXPECT_EQ(model_from_flag(qwen_tiny_dir()).kind, ModelKind::kChat);
+  EXPECT_EQ(b.path, clef_dir());
+  EXPECT_EQ(model_from_flag(chat_dir()).kind, ModelKind::kChat);
   EXPECT_THROW(model_from_flag("x=/nonexistent/folder"), Error);
-  EXPECT_THROW(model_from_flag(" x=" + clef_tiny_dir()), Error);  // surrounding whitespace
-  EXPECT_THROW(model_from_flag("=" + clef_tiny_dir()), Error);
+  EXPECT_THROW(model_from_flag(" x=" + clef_dir()), Error);  // surrounding whitespace
+  EXPECT_THROW(model_from_flag("=" + clef_dir()), Error);
   EXPECT_THROW(model_from_flag(verdict::testing::fixture("clef-tiny")), Error);  // no config.json there
 }
 
@@ -46,8 +44,8 @@ TEST(ModelSpec, ModelsFolderFindsEveryCheckpoint) {
   char tmpl[] = "/tmp/verdict-models-XXXXXX";
   ASSERT_NE(::mkdtemp(tmpl), nullptr);
   const std::string dir = tmpl;
-  ASSERT_EQ(::symlink(clef_tiny_dir().c_str(), (dir + "/zeta-judge").c_str()), 0);
-  ASSERT_EQ(::symlink(qwen_tiny_dir().c_str(), (dir + "/alpha-chat").c_str()), 0);
+  ASSERT_EQ(::symlink(clef_dir().c_str(), (dir + "/zeta-judge").c_str()), 0);
+  ASSERT_EQ(::symlink(chat_dir().c_str(), (dir + "/alpha-chat").c_str()), 0);
   ASSERT_EQ(::mkdir((dir + "/empty").c_str(), 0755), 0);
   ASSERT_EQ(std::system(("touch " + dir + "/notes.txt").c_str()), 0);
   // A .gguf file is a chat model named without its extension, as `--model FILE.gguf` names it.
@@ -87,16 +85,16 @@ TEST(Memory, ParsesSizes) {
 }
 
 TEST(Memory, TheStateEstimateIsWhatThePoolHolds) {
-  const std::string path = clef_tiny_dir() + "/config.json";
+  const std::string path = clef_dir() + "/config.json";
   const models::qwen35::Config config = models::qwen35::make_config(formats::load_model_config(path), path);
   for (const auto& [slots, tokens] : {std::pair<int64_t, int64_t>{1, 16}, {4, 480}, {8, 16384}}) {
     const models::qwen35::SeqStatePool pool(config, slots, tokens);
     EXPECT_EQ(state_pool_bytes(config, slots, tokens), pool.bytes()) << slots << " × " << tokens;
   }
-  const MemoryEstimate e = estimate_model_memory(clef_tiny_dir(), config, 4, 16384, 8192);
+  const MemoryEstimate e = estimate_model_memory(clef_dir(), config, 4, 16384, 8192);
   EXPECT_GE(e.weights, 682960u);  // model.safetensors
   // joint_head.safetensors (127,528 bytes, BF16) as the loaded head holds it: BF16 matrices, fp32 vectors.
-  EXPECT_EQ(e.head, decision::JointHead::load_dir(clef_tiny_dir()).weight_bytes());
+  EXPECT_EQ(e.head, decision::JointHead::load_dir(clef_dir()).weight_bytes());
   EXPECT_LT(e.head, 2u * 127528u);
   EXPECT_EQ(e.state, state_pool_bytes(config, 4, 16384));
   EXPECT_GT(e.activations, 0u);

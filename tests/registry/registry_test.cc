@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "decision/errors.h"
 #include "fake_step_models.h"
+#include "fixture_dirs.h"
 #include "registry/errors.h"
 #include "support/fixtures.h"
 
@@ -19,9 +20,6 @@ namespace {
 
 using engine::testing::Gate;
 using engine::testing::GatedStepModel;
-
-std::string clef_dir() { return verdict::testing::fixture("clef-tiny/bf16"); }
-std::string chat_dir() { return verdict::testing::fixture("qwen35-tiny"); }
 
 RegistryOptions two_decision_one_chat() {
   RegistryOptions o;
