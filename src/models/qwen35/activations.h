@@ -2,20 +2,23 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <memory>
+
+#include "core/scratch.h"
 
 namespace verdict::models::qwen35 {
 
 // n floats whose values start undefined: no zero fill (which cost 2 % of prefill). Only for arrays that
-// the next operation overwrites entirely before anything reads them (a matmul's output, a norm's).
+// the next operation overwrites entirely before anything reads them (a matmul's output, a norm's). They
+// come from the calling thread's ScratchArena (core/scratch.h): a step of a shape run before takes no
+// memory from the system, and so faults in no page.
 class Activations {
  public:
-  explicit Activations(int64_t n) : data_(new float[static_cast<std::size_t>(n)]) {}
-  float* data() { return data_.get(); }
-  const float* data() const { return data_.get(); }
+  explicit Activations(int64_t n) : buffer_(static_cast<std::size_t>(n)) {}
+  float* data() { return buffer_.data(); }
+  const float* data() const { return buffer_.data(); }
 
  private:
-  std::unique_ptr<float[]> data_;
+  ScratchBuffer<float> buffer_;
 };
 
 }  // namespace verdict::models::qwen35

@@ -10,6 +10,7 @@
 #include "kernels/float_mode.h"
 #include "kernels/ops.h"
 #include "kernels/thread_pool.h"
+#include "models/qwen35/activations.h"
 #include "models/qwen35/batch.h"
 #include "models/qwen35/gated_attention.h"
 #include "models/qwen35/gated_deltanet.h"
@@ -107,7 +108,7 @@ ForwardOutput Backbone::forward(SeqStatePool& pool, std::span<const SequenceInpu
     for (std::size_t k = 0; k < seg.saves.size(); ++k) result.saved.push_back(pool.blank_snapshot());
   }
   // Embeddings (no scaling).
-  std::vector<float> x(static_cast<std::size_t>(rows * H));
+  Activations x(rows * H);  // every row an embedding
   for (std::size_t s = 0; s < batch.size(); ++s) {
     result.hidden_offset.push_back(segments[s].row0);
     kernels::parallel_for(segments[s].n, static_cast<double>(H), [&](int64_t t) {
@@ -118,7 +119,7 @@ ForwardOutput Backbone::forward(SeqStatePool& pool, std::span<const SequenceInpu
 
   // Decoder layers: x ← x + Mixer(norm(x)); x ← x + MLP(norm(x)).
   const StepContext step{c, pool, segments, rows, options_.head_mapping.value_or(weights_->head_mapping)};
-  std::vector<float> xn(x.size()), mix(x.size());
+  Activations xn(rows * H), mix(rows * H);
   for (int64_t l = 0; l < c.layers; ++l) {
     const LayerWeights& lw = weights_->layers[static_cast<std::size_t>(l)];
     const int64_t index = c.kind_index[static_cast<std::size_t>(l)];
@@ -139,7 +140,7 @@ ForwardOutput Backbone::forward(SeqStatePool& pool, std::span<const SequenceInpu
   }
 
   // Final norm on every row; logits only for the requested rows.
-  result.hidden.resize(x.size());
+  result.hidden.resize(static_cast<std::size_t>(rows * H));
   rms_norm_rows(x.data(), rows, H, weights_->final_norm.data(), c.eps, result.hidden.data());
   std::vector<float> picked(static_cast<std::size_t>(logit_count * H));
   int64_t m = 0;
