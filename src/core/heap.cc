@@ -24,8 +24,6 @@ namespace {
 constexpr std::uintptr_t kPage = 4096;
 constexpr std::uintptr_t kHugePage = 2 << 20;
 
-std::uintptr_t round_up(std::uintptr_t v, std::uintptr_t to) { return (v + to - 1) / to * to; }
-
 // The bytes a block of `bytes` occupies: whole 64-byte lines, and for a mapping whole pages.
 std::uintptr_t block_bytes(int64_t bytes) {
   const auto n = round_up(static_cast<std::uintptr_t>(bytes < 1 ? 1 : bytes), 64);

@@ -1,9 +1,13 @@
 // Process-wide allocator settings for inference.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace verdict {
+
+// v rounded up to a multiple of `to` (> 0).
+constexpr std::size_t round_up(std::size_t v, std::size_t to) { return (v + to - 1) / to * to; }
 
 // Keeps freed large buffers (up to hundreds of MB) in the heap for reuse, instead of glibc's default
 // of mapping every allocation above 128 KiB – 32 MiB afresh and returning it to the kernel on free:

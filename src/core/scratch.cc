@@ -23,8 +23,6 @@ namespace {
 constexpr std::size_t kAlign = 64;
 constexpr std::size_t kChunkGranule = std::size_t{2} << 20;  // a huge page
 
-std::size_t round_to_multiple(std::size_t v, std::size_t to) { return (v + to - 1) / to * to; }
-
 // Under AddressSanitizer, memory no live block covers is poisoned: a read or write after release() or past
 // a block's end is reported as it would be for the heap.
 void poison(const void* p, std::size_t n) {
@@ -60,7 +58,7 @@ std::size_t ScratchArena::reserved_bytes() const {
 }
 
 void ScratchArena::add_chunk(std::size_t bytes) {
-  const std::size_t size = round_to_multiple(std::max(bytes, kChunkGranule), kChunkGranule);
+  const std::size_t size = round_up(std::max(bytes, kChunkGranule), kChunkGranule);
   uint8_t* base = allocate_weight_memory(static_cast<int64_t>(size));
   if (base == nullptr) throw std::bad_alloc();
   poison(base, size);
@@ -85,7 +83,7 @@ void ScratchArena::merge_chunks() {
 }
 
 void* ScratchArena::allocate(std::size_t bytes) {
-  const std::size_t n = round_to_multiple(std::max<std::size_t>(bytes, 1), kAlign);
+  const std::size_t n = round_up(std::max<std::size_t>(bytes, 1), kAlign);
   // Blocks lie in allocation order over the chunks, so every chunk after the last live block's is empty.
   std::size_t c = live_.empty() ? 0 : live_.back().chunk;
   while (c < chunks_.size() && chunks_[c].size - chunks_[c].top < n) ++c;
