@@ -13,7 +13,8 @@ length is fitted with three probe requests, which also warm the server up; each 
 differs from the others' (no shared prefix).
 
 1. latency: --runs decisions one after another; median, min and max of the client's wall time and of
-   the server's usage.latency_ms.
+   the server's usage.latency_ms; for a server the script started, also its page faults per decision (Linux:
+   /proc/PID/stat; on a virtual machine a fault of a fresh page can cost ~10 µs).
 2. re-asking: each of --runs states asked once, then again with another question; the medians of both
    wall times and the usage.cached_tokens of the second ask (the prefix cache resumes it after P ‖ S;
    `--serve-arg=--decision-cache --serve-arg=0` turns the cache off).
@@ -192,6 +193,15 @@ def ms(x):
     return round(x * 1000, 1)
 
 
+def minor_faults(pid):
+    """The minor page faults of process pid so far (Linux), or None."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[7])  # field 10, minflt
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--base-url", help="a running server (else --verdict and --model start one)")
@@ -220,7 +230,9 @@ def main():
         result["schema_tokens"] = overhead
         log(f"state of {n_words} words -> {got} input tokens ({overhead} without the state)")
 
+        faults_before = minor_faults(proc.pid) if proc else None
         total, lat = sequential(base, args.decision_model, range(100, 100 + args.runs), n_words)
+        faults_after = minor_faults(proc.pid) if proc else None
         wall = [x[0] for x in lat]
         server = [x[1] for x in lat if x[1] is not None]
         result["latency"] = {"runs": args.runs, "median_ms": ms(statistics.median(wall)), "min_ms": ms(min(wall)),
@@ -228,6 +240,8 @@ def main():
                              "server_median_ms": round(statistics.median(server), 1) if server else None,
                              "input_tokens": sorted({x[2] for x in lat}),
                              "cached_tokens": sorted({x[3] for x in lat if x[3] is not None})}
+        if faults_before is not None and faults_after is not None:
+            result["latency"]["page_faults_per_decision"] = round((faults_after - faults_before) / args.runs)
         log(f"latency: median {result['latency']['median_ms']} ms (min {result['latency']['min_ms']}, "
             f"max {result['latency']['max_ms']}; server {result['latency']['server_median_ms']} ms; "
             f"cached tokens {result['latency']['cached_tokens']})")
@@ -303,9 +317,11 @@ def main():
             print(json.dumps(result))
         else:
             L, B = result["latency"], result["batching"]
+            faults = (f"; {L['page_faults_per_decision']} page faults each" if "page_faults_per_decision" in L
+                      else "")
             print(f"decision of {got} input tokens: median {L['median_ms']} ms over {L['runs']} runs "
                   f"(min {L['min_ms']}, max {L['max_ms']}; server-side {L['server_median_ms']} ms; "
-                  f"cached tokens {L['cached_tokens']})")
+                  f"cached tokens {L['cached_tokens']}{faults})")
             R = result["reask"]
             print(f"the same state again with another question: {R['again_median_ms']} ms against "
                   f"{R['first_median_ms']} ms the first time (cached tokens {R['again_cached_tokens']})")

@@ -46,10 +46,19 @@ void unpoison(const void* p, std::size_t n) {
 
 ScratchArena::~ScratchArena() { free_chunks(); }
 
+namespace {
+thread_local ScratchArena* current_arena = nullptr;  // the innermost ScratchArena::Use's
+}  // namespace
+
 ScratchArena& ScratchArena::local() {
   thread_local ScratchArena arena;
   return arena;
 }
+
+ScratchArena& ScratchArena::current() { return current_arena != nullptr ? *current_arena : local(); }
+
+ScratchArena::Use::Use(ScratchArena& arena) : previous_(current_arena) { current_arena = &arena; }
+ScratchArena::Use::~Use() { current_arena = previous_; }
 
 std::size_t ScratchArena::reserved_bytes() const {
   std::size_t total = 0;
@@ -73,13 +82,13 @@ void ScratchArena::free_chunks() {
   chunks_.clear();
 }
 
-// With no live block: one chunk of the chunks' total size in their place (none above kKeepBytes).
+// With no live block: one chunk of the chunks' total size in their place (none above keep_bytes_).
 void ScratchArena::merge_chunks() {
   if (chunks_.empty()) return;
   const std::size_t total = reserved_bytes();
-  if (chunks_.size() == 1 && total <= kKeepBytes) return;
+  if (chunks_.size() == 1 && total <= keep_bytes_) return;
   free_chunks();
-  if (total <= kKeepBytes) add_chunk(total);
+  if (total <= keep_bytes_) add_chunk(total);
 }
 
 void* ScratchArena::allocate(std::size_t bytes) {
@@ -106,6 +115,41 @@ void ScratchArena::release(void* p) {
     live_.pop_back();
   }
   if (live_.empty()) merge_chunks();
+}
+
+ScratchArenaPool::ScratchArenaPool(std::size_t keep_arenas, std::size_t keep_bytes)
+    : keep_arenas_(keep_arenas), keep_bytes_(keep_bytes) {}
+
+ScratchArenaPool::~ScratchArenaPool() {
+  for (ScratchArena* a : idle_) delete a;
+}
+
+std::size_t ScratchArenaPool::idle_arenas() const {
+  std::lock_guard lock(mutex_);
+  return idle_.size();
+}
+
+ScratchArenaPool::Lease::Lease(ScratchArenaPool& pool) : pool_(&pool), arena_(nullptr) {
+  {
+    std::lock_guard lock(pool.mutex_);
+    if (!pool.idle_.empty()) {
+      arena_ = pool.idle_.back();
+      pool.idle_.pop_back();
+    }
+  }
+  if (arena_ == nullptr) arena_ = new ScratchArena(pool.keep_bytes_);
+}
+
+ScratchArenaPool::Lease::~Lease() {
+  if (arena_->live_blocks() != 0) std::abort();  // a block outlived the lease: a bug in the caller
+  {
+    std::lock_guard lock(pool_->mutex_);
+    if (pool_->idle_.size() < pool_->keep_arenas_) {
+      pool_->idle_.push_back(arena_);
+      return;
+    }
+  }
+  delete arena_;
 }
 
 }  // namespace verdict

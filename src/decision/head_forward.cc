@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/scratch.h"
 #include "decision/head.h"
 #include "decision/head_math.h"
 #include "decision/head_weights.h"
@@ -185,10 +186,21 @@ QuestionLogits run(const HeadConfig& c, const HeadWeights& w, const HeadInput& i
   return logits;
 }
 
+// The heads' matrices (head_math.h) come from arenas lent for the call: a 342-token record's take 8 MiB, which
+// the heap of a server thread faulted in afresh on most decisions (docs/performance.md, "The joint head's
+// matrices in lent arenas"). Up to 4 idle arenas stay, each keeping up to 64 MiB (records of ~4,000 tokens; a
+// longer one's arena gives its memory back when the call ends).
+ScratchArenaPool& head_arenas() {
+  static ScratchArenaPool& pool = *new ScratchArenaPool(4, std::size_t{64} << 20);  // never destroyed: a request
+  return pool;                                                                       // thread may outlive main()
+}
+
 }  // namespace
 
 QuestionLogits JointHead::forward(const HeadInput& input, HeadPrecision precision) const {
   check_input(config_, input);
+  ScratchArenaPool::Lease lease(head_arenas());
+  const ScratchArena::Use use(lease.arena());
   if (precision == HeadPrecision::kF64) return run<double>(config_, *weights_, input);
   return run<float>(config_, *weights_, input);
 }

@@ -8,18 +8,21 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/scratch.h"
 #include "decision/head_weights.h"
 #include "kernels/ops.h"
 #include "kernels/thread_pool.h"
 
 namespace verdict::decision::head_math {
 
-// A row-major matrix.
+// A row-major matrix. Its values live in the calling thread's current scratch arena (core/scratch.h; during
+// JointHead::forward one lent from a pool): a record's matrices take megabytes (342 rows × 1024 floats each),
+// which the heap of a server thread faulted in afresh on most decisions.
 template <class T>
 struct Mat {
   std::size_t rows = 0;
   std::size_t cols = 0;
-  std::vector<T> data;
+  std::vector<T, ScratchAllocator<T>> data;
 
   Mat() = default;
   Mat(std::size_t r, std::size_t c) : rows(r), cols(c), data(r * c, T(0)) {}

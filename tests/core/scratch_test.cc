@@ -136,6 +136,120 @@ TEST(Scratch, BuffersComeFromTheCallingThreadsArena) {
   EXPECT_EQ(mine.live_blocks(), live);
 }
 
+// Containers over ScratchAllocator (the joint head's matrices): values from the constructing thread's arena,
+// a copy from the copying thread's, a move keeps its block, and every block goes back to the arena it came
+// from, which a second round of the same sizes then reuses without mapping more.
+TEST(Scratch, AllocatorContainersTakeAndGiveBackTheirThreadsArenaBlocks) {
+  using Values = std::vector<float, ScratchAllocator<float>>;
+  ScratchArena& mine = ScratchArena::local();
+  const std::size_t live = mine.live_blocks();
+  std::size_t reserved = 0;
+  for (int round = 0; round < 2; ++round) {
+    {
+      Values a(3 * kMiB / sizeof(float), 1.5f);
+      EXPECT_EQ(a.get_allocator().arena(), &mine);
+      EXPECT_EQ(mine.live_blocks(), live + 1);
+      EXPECT_TRUE(aligned64(a.data()));
+      const float* at = a.data();
+      Values b = std::move(a);
+      EXPECT_EQ(b.data(), at);
+      EXPECT_EQ(mine.live_blocks(), live + 1);
+      Values c = b;  // a copy on this thread: another block of this arena
+      EXPECT_EQ(mine.live_blocks(), live + 2);
+      EXPECT_EQ(c[c.size() - 1], 1.5f);
+      const ScratchArena* copied_into = nullptr;
+      std::size_t there_live = 0;
+      float there_last = 0;
+      std::thread([&] {
+        const Values d = c;  // a copy on another thread: that thread's arena
+        copied_into = d.get_allocator().arena();
+        there_live = ScratchArena::local().live_blocks();
+        there_last = d.back();
+      }).join();
+      EXPECT_NE(copied_into, &mine);
+      EXPECT_EQ(there_live, 1u);
+      EXPECT_EQ(there_last, 1.5f);
+      EXPECT_EQ(mine.live_blocks(), live + 2);
+    }
+    EXPECT_EQ(mine.live_blocks(), live);
+    if (live == 0) {  // nothing else of this thread's holds the arena: its memory stays for the next round
+      if (round == 0) reserved = mine.reserved_bytes();
+      EXPECT_GE(mine.reserved_bytes(), 6 * kMiB);
+      EXPECT_EQ(mine.reserved_bytes(), reserved);
+    }
+  }
+}
+
+// ScratchArena::Use makes another arena the thread's current() one, for ScratchBuffer and ScratchAllocator alike,
+// and nests.
+TEST(Scratch, UseMakesAnArenaTheThreadsCurrentOneUntilItEnds) {
+  ScratchArena& mine = ScratchArena::local();
+  EXPECT_EQ(&ScratchArena::current(), &mine);
+  ScratchArena outer, inner;
+  {
+    const ScratchArena::Use use_outer(outer);
+    EXPECT_EQ(&ScratchArena::current(), &outer);
+    ScratchBuffer<float> a(100);
+    std::vector<float, ScratchAllocator<float>> v(100);
+    EXPECT_EQ(outer.live_blocks(), 2u);
+    EXPECT_EQ(v.get_allocator().arena(), &outer);
+    {
+      const ScratchArena::Use use_inner(inner);
+      ScratchBuffer<double> b(10);
+      EXPECT_EQ(inner.live_blocks(), 1u);
+      EXPECT_EQ(outer.live_blocks(), 2u);
+      std::thread([&] { EXPECT_EQ(&ScratchArena::current(), &ScratchArena::local()); }).join();
+    }
+    EXPECT_EQ(&ScratchArena::current(), &outer);
+  }
+  EXPECT_EQ(&ScratchArena::current(), &mine);
+  EXPECT_EQ(outer.live_blocks(), 0u);
+  EXPECT_EQ(inner.live_blocks(), 0u);
+}
+
+// A pool lends each lease its own arena, takes it back when the lease ends, lends it again, keeps at most its
+// number of idle arenas, and each arena keeps at most the pool's bytes while idle.
+TEST(Scratch, APoolLendsArenasAndKeepsAFewIdleOnes) {
+  ScratchArenaPool pool(2, 8 * kMiB);
+  ScratchArena* second = nullptr;
+  {
+    ScratchArenaPool::Lease a(pool);
+    EXPECT_EQ(a.arena().keep_bytes(), 8 * kMiB);
+    ScratchArenaPool::Lease b(pool);
+    ScratchArenaPool::Lease c(pool);
+    second = &b.arena();
+    EXPECT_NE(&b.arena(), &a.arena());
+    EXPECT_NE(&c.arena(), &b.arena());
+    EXPECT_NE(&c.arena(), &a.arena());
+    const ScratchArena::Use use(b.arena());
+    ScratchBuffer<uint8_t> small(3 * kMiB);
+    EXPECT_EQ(b.arena().live_blocks(), 1u);
+  }  // c, then b go back to the pool; a finds it full and is deleted
+  EXPECT_EQ(pool.idle_arenas(), 2u);
+  {
+    ScratchArenaPool::Lease again(pool);
+    EXPECT_EQ(&again.arena(), second);  // the last given back, lent first
+    EXPECT_GE(again.arena().reserved_bytes(), 3 * kMiB);  // kept: below the pool's 8 MiB
+    void* big = again.arena().allocate(20 * kMiB);
+    again.arena().release(big);
+    EXPECT_EQ(again.arena().reserved_bytes(), 0u);  // above it: given back to the system
+  }
+  // Leases from many threads at once (under ThreadSanitizer or ASan, a race or a block given to the wrong arena
+  // would show).
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        ScratchArenaPool::Lease lease(pool);
+        const ScratchArena::Use use(lease.arena());
+        ScratchBuffer<float> buffer(1000 + 100 * static_cast<std::size_t>(t));
+        buffer.data()[0] = static_cast<float>(t);
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_LE(pool.idle_arenas(), 2u);
+}
+
 #if defined(__SANITIZE_ADDRESS__)
 // The arena tells AddressSanitizer which bytes no live block covers.
 TEST(ScratchDeathTest, AReadAfterReleaseIsReported) {
