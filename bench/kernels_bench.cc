@@ -531,9 +531,10 @@ void BM_Gemv(benchmark::State& state) {
 }
 
 void gemv_args(benchmark::internal::Benchmark* b) {
-  // qwen35-0.8b (hidden 1024: MLP, DeltaNet in_proj_qkv, lm_head) and qwen35-2b (hidden 2048) shapes.
-  const std::pair<int64_t, int64_t> shapes[] = {{3584, 1024}, {1024, 3584}, {6144, 1024},
-                                                {6144, 2048}, {2048, 6144}, {248320, 1024}};
+  // qwen35-0.8b (hidden 1024: MLP, DeltaNet in_proj_qkv, lm_head), qwen35-2b (hidden 2048) and qwen35-9b (hidden
+  // 4096, clef-flash's backbone: the MLP's 12288 rows) shapes.
+  const std::pair<int64_t, int64_t> shapes[] = {{3584, 1024}, {1024, 3584},   {6144, 1024},  {6144, 2048},
+                                                {2048, 6144}, {248320, 1024}, {12288, 4096}, {4096, 12288}};
   for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kMlx6, kBf16, kF16, kBf16Fma, kQ5_K, kQ3_K, kIq4Nl, kIq4Xs,
                    kQ4_1, kQ5_0, kQ5_1, kQ2_K})
     for (auto shape : shapes)
