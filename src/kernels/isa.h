@@ -34,6 +34,17 @@ bool amx_enabled();
 // Switches the tiles on or off (tests, benchmarks); on where they are not supported does nothing.
 void set_amx_enabled(bool on);
 
+// How the decode tiles (products of a few tokens, which read every weight once: the memory bandwidth bounds them)
+// stream their weights. Prefetch: each tile's lines kGemvPrefetchBytes ahead by software prefetch into L2, and the
+// AVX-512 Int8 GEMV tile one panel at a time (Intel CPUs, where the prefetch gained 6–31 % of decode). Wide: the
+// hardware prefetcher alone, and one token of AVX-512 Int8 records (but Q2_K and Q3_K) 4 panels at a time, 4
+// streams per thread (other CPUs: on AMD Zen 4 and 5 the prefetch gained nothing or cost, and one panel at a time
+// read 55–80 % of the read bandwidth; kernels/cpu/kernel_table.h, gemm_avx512.cc). Either way the results are the
+// same bit for bit. Chosen by the CPU's vendor at start; set_weight_streams switches it (tests, benchmarks).
+enum class WeightStreams { Prefetch, Wide };
+WeightStreams weight_streams();
+void set_weight_streams(WeightStreams s);
+
 // How Bf16 products multiply under the AVX-512 ISA where the AMX-BF16 tiles do not run them. Dot rounds the
 // activations to bf16 and sums each column pair with vdpbf16ps (the Bf16 contract, ops.h; on CPUs without
 // AVX-512 BF16 its scalar twin); Fma keeps the activations in fp32 and runs one fused multiply-add per column on

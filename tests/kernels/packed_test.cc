@@ -28,6 +28,7 @@ using testing::kGgmlIq4Values;
 using testing::make_weight;
 using testing::random_floats;
 using testing::supported_isas;
+using testing::WeightStreamsScope;
 
 constexpr double kEps = std::numeric_limits<float>::epsilon();
 
@@ -1004,15 +1005,17 @@ TEST(Packed, QuantizedCopiesStayCloseToTheFilesSize) {
 
 // The decode sizes (n = 1 .. 5 tokens, the GEMV tiles) give bit for bit the rows of a 107-token product
 // (the prefill tiles; two token blocks of the thread split, 96 + 11, the second not a whole number of
-// register tiles), at any thread count and for row counts that are not a multiple of a tile.
+// register tiles), at any thread count and for row counts that are not a multiple of a tile, with either way of
+// streaming the weights (one panel at a time with software prefetches, or one token 4 panels at a time).
 TEST(Packed, SmallBatchesMatchTheRowsOfALargeOne) {
   std::mt19937 rng(25);
   const int saved_threads = num_threads();
-  // 1536 columns: above kMinParallelWork from n = 1 on with 203 rows, so the small products run threaded;
-  // 3072 columns: from 3 tokens on the Int8 products take the prefill tile (activations too large for the
-  // GEMV tile).
+  // 1536 columns: above kMinParallelWork from n = 1 on with 203 rows, so the small products run threaded (on one
+  // thread, 12 panels of 4 and one left over); 3072 columns: from 3 tokens on the Int8 products take the prefill
+  // tile (activations too large for the GEMV tile); 9216 columns: so does one token where its tile takes one
+  // panel at a time (5 panels: a tile of 4 and one left over on one thread).
   const int64_t n = 107;
-  const std::pair<int64_t, int64_t> shapes[] = {{203, 1536}, {37, 1536}, {1, 1536}, {45, 3072}};
+  const std::pair<int64_t, int64_t> shapes[] = {{203, 1536}, {37, 1536}, {1, 1536}, {45, 3072}, {75, 9216}};
   for (const PackCase& k : kPackCases)
     for (const auto& [rows, cols] : shapes) {
       const PackedSetup m = packed_setup(rng, k, rows, cols);
@@ -1022,16 +1025,20 @@ TEST(Packed, SmallBatchesMatchTheRowsOfALargeOne) {
         IsaScope scope(isa);
         set_num_threads(2);
         const std::vector<float> all = run(packed, x, n);
-        for (int threads : {1, 2, 3}) {
-          set_num_threads(threads);
-          for (int64_t len = 1; len <= 5; ++len)
-            for (int64_t t0 : {int64_t{0}, int64_t{50}, n - len}) {
-              std::vector<float> part(static_cast<std::size_t>(len * rows));
-              matmul(packed, x.data() + t0 * cols, len, part.data());
-              ASSERT_EQ(0, std::memcmp(part.data(), all.data() + t0 * rows, part.size() * sizeof(float)))
-                  << isa_name(isa) << " type " << int(k.type) << " bits " << k.bits << " rows " << rows << " n "
-                  << len << " token " << t0 << " threads " << threads;
-            }
+        for (WeightStreams streams : {WeightStreams::Prefetch, WeightStreams::Wide}) {
+          WeightStreamsScope streams_scope(streams);
+          for (int threads : {1, 2, 3}) {
+            set_num_threads(threads);
+            for (int64_t len = 1; len <= 5; ++len)
+              for (int64_t t0 : {int64_t{0}, int64_t{50}, n - len}) {
+                std::vector<float> part(static_cast<std::size_t>(len * rows));
+                matmul(packed, x.data() + t0 * cols, len, part.data());
+                ASSERT_EQ(0, std::memcmp(part.data(), all.data() + t0 * rows, part.size() * sizeof(float)))
+                    << isa_name(isa) << " type " << int(k.type) << " bits " << k.bits << " rows " << rows << " n "
+                    << len << " token " << t0 << " threads " << threads << " streams "
+                    << (streams == WeightStreams::Wide ? "wide" : "prefetch");
+              }
+          }
         }
       }
     }

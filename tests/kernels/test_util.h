@@ -51,6 +51,7 @@ using IsaScope = SwitchScope<Isa, active_isa, set_active_isa>;
 using AmxScope = SwitchScope<bool, amx_setting, set_amx_enabled>;
 using AvxVnniScope = SwitchScope<bool, avx_vnni_setting, set_avx_vnni_enabled>;
 using Bf16ProductsScope = SwitchScope<Bf16Products, bf16_products, set_bf16_products>;
+using WeightStreamsScope = SwitchScope<WeightStreams, weight_streams, set_weight_streams>;
 
 inline std::vector<float> random_floats(std::mt19937& rng, int64_t n, float lo = -1.0f, float hi = 1.0f) {
   std::uniform_real_distribution<float> dist(lo, hi);

@@ -96,6 +96,10 @@ std::atomic<bool> g_amx_on{[] {
   return env == nullptr || std::string(env) != "0";
 }()};
 
+// weight_streams(): Prefetch on Intel CPUs, Wide on the others, until set_weight_streams.
+std::atomic<int> g_weight_streams{static_cast<int>(cpu::cpu_is_intel() ? WeightStreams::Prefetch
+                                                                       : WeightStreams::Wide)};
+
 // bf16_products(): $VERDICT_BF16, else the rates of vdpbf16ps and vfmadd231ps compared once (best of 9 short
 // runs each, interleaved, so a busy core slows both alike); set_bf16_products overrides either.
 constexpr int kBf16Unset = -1;
@@ -416,6 +420,9 @@ Bf16Products bf16_products() {
 }
 
 void set_bf16_products(Bf16Products p) { g_bf16_products.store(static_cast<int>(p), std::memory_order_relaxed); }
+
+WeightStreams weight_streams() { return static_cast<WeightStreams>(g_weight_streams.load(std::memory_order_relaxed)); }
+void set_weight_streams(WeightStreams s) { g_weight_streams.store(static_cast<int>(s), std::memory_order_relaxed); }
 
 bool avx_vnni_supported() { return cpu::cpu_has_avx_vnni(); }
 bool avx_vnni_enabled() { return g_avx_vnni_on.load(std::memory_order_relaxed) && avx_vnni_supported(); }

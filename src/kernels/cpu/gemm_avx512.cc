@@ -561,10 +561,14 @@ void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_
 constexpr int64_t kInt8GemvTokens = 4;
 constexpr int64_t kInt8GemvActivationBytes = 8192;
 
-// One token of 8-bit records (Q8_0, MLX 8-bit) goes 4 panels at a time where the tiles do not prefetch in software
-// (AMD CPUs): on a Zen 5 EPYC the one-panel tile streamed 68–80 % of the read bandwidth (`BM_Gemv/3`, n = 1), the
-// 4-panel one 87–97 %, as the BF16 tile's 4 panels do, and qwen35-0.8b Q8_0 decoded 10 % faster (docs/performance.md,
-// "Four panels for 8-bit decoding on AMD"); 2 panels read less than 4, and 4-bit records gained nothing from either.
+// One token goes 4 panels at a time where the tiles do not prefetch in software (WeightStreams::Wide: AMD CPUs),
+// whatever its columns (the 4 panels read its activations once), for every record but Q2_K's and Q3_K's (their
+// integer super-block sums keep one panel). On a Zen 5 EPYC (`BM_Gemv`, n = 1, 2 threads, mean GB/s of two runs)
+// 4 panels read 8-bit records at 87–97 % of the read bandwidth against 68–80 % for one, and the 4- to 6-bit
+// records of 2048 columns up to a quarter faster, of 4096 or more up to 1.7×: Q4_0 12288 × 4096 40 → 51 GB/s,
+// Q6_K 29 → 40. A token of more than kInt8GemvActivationBytes columns had run the prefill tile, Q6_K 4096 × 12288
+// at 20 GB/s against 44 now. On 1024 columns neither way gained. Decode: qwen35-9b Q4_0 +30 %, qwen35-2b Q4_0
+// +17 %, Q4_K +10 %, Q6_K +15 % (docs/performance.md, "Four panels for every record on AMD").
 constexpr int kInt8GemvWidePanels = 4;
 
 template <int BITS, bool MINS, bool OFF, bool SUB, bool LUT>
@@ -572,10 +576,10 @@ void int8_gemv(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t 
                float* y) {
   with_count(t1 - t0, [&]<int TB>() {
     int64_t p = p0;
-    if constexpr (BITS == 8 && !SUB && !LUT && TB == 1) {
+    if constexpr (TB == 1 && !(SUB && BITS <= 4)) {
       if (!prefetch_weight_streams())
         for (; p + kInt8GemvWidePanels <= p1; p += kInt8GemvWidePanels)
-          int8_micro<kInt8GemvWidePanels, 1, BITS, MINS, OFF, 2, false, false, false>(w, a, t0, p, y);
+          int8_micro<kInt8GemvWidePanels, 1, BITS, MINS, OFF, 2, SUB, false, LUT>(w, a, t0, p, y);
     }
     for (; p < p1; ++p)
       int8_micro<1, TB, BITS, MINS, OFF, SUB || TB == 1 ? 2 : 1, SUB, false, LUT>(w, a, t0, p, y);
@@ -585,7 +589,8 @@ void int8_gemv(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t 
 template <int BITS, bool MINS, bool OFF, bool SUB = false, bool LUT = false>
 void int8_panels(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                  float* y, uint8_t* scratch) {
-  if (t1 - t0 <= kInt8GemvTokens && (t1 - t0) * w.cols <= kInt8GemvActivationBytes) {
+  const int64_t n = t1 - t0;
+  if (n <= kInt8GemvTokens && (n * w.cols <= kInt8GemvActivationBytes || (n == 1 && !prefetch_weight_streams()))) {
     int8_gemv<BITS, MINS, OFF, SUB, LUT>(w, a, t0, t1, p0, p1, y);
     return;
   }

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/isa.h"
 #include "kernels/ops.h"
 
 namespace verdict::kernels::cpu {
@@ -53,14 +54,15 @@ inline constexpr int64_t kFifthBits = 256;
 
 // The one-panel GEMV tiles (decoding: every weight byte read once, from DRAM) prefetch each record's lines this
 // far ahead in the panel stream, into L2 (past a panel's end lie the next panel's records), on Intel CPUs
-// (prefetch_weight_streams). With the hardware prefetcher alone a 2-thread Q8_0 or Q4_0 GEMV ran at 64–85 % of
-// the read bandwidth on an AMX Xeon (Sapphire Rapids class); 4 KiB ahead gave qwen35-0.8b decode +6 % (Q8_0) and
-// +25 % (Q4_0) on AVX-512, +17 % and +31 % on the AVX2 tiles there (docs/performance.md, "Decode: prefetches and
-// huge pages"); 1–2 KiB, or into L1, gained less. On a Zen 5 EPYC the Q8_0 and Q4_0 GEMVs with and without it
-// were within that host's noise. On a Zen 4 EPYC, in alternating pairs of qwen35-0.8b decode runs without and
-// with it, AVX-512 Q8_0 and Q4_0 were faster without it in 8 and 9 of 10 pairs (+2 % and +3 % on the means), the
-// AVX2 tiles' Q8_0 in 5 of 5 (+30 %) and their Q4_0 in 1 of 5 (−4 %) (docs/performance.md, "Int8 decode
-// without the software prefetch on AMD"). So it runs on Intel CPUs only, as the 16-bit tiles' does.
+// (prefetch_weight_streams: WeightStreams::Prefetch, isa.h). With the hardware prefetcher alone a 2-thread Q8_0
+// or Q4_0 GEMV ran at 64–85 % of the read bandwidth on an AMX Xeon (Sapphire Rapids class); 4 KiB ahead gave
+// qwen35-0.8b decode +6 % (Q8_0) and +25 % (Q4_0) on AVX-512, +17 % and +31 % on the AVX2 tiles there
+// (docs/performance.md, "Decode: prefetches and huge pages"); 1–2 KiB, or into L1, gained less. On a Zen 5 EPYC
+// the Q8_0 and Q4_0 GEMVs with and without it were within that host's noise. On a Zen 4 EPYC, in alternating pairs
+// of qwen35-0.8b decode runs without and with it, AVX-512 Q8_0 and Q4_0 were faster without it in 8 and 9 of 10
+// pairs (+2 % and +3 % on the means), the AVX2 tiles' Q8_0 in 5 of 5 (+30 %) and their Q4_0 in 1 of 5 (−4 %)
+// (docs/performance.md, "Int8 decode without the software prefetch on AMD"). So it runs on Intel CPUs only, as
+// the 16-bit tiles' does.
 inline constexpr int64_t kGemvPrefetchBytes = 4096;
 // Calls of at most this many tokens are decoding: they stream their panels from DRAM once, and the 16-bit tiles
 // prefetch then. The AMX BF16 tiles prefetch 2 KiB ahead. Bf16 on vdpbf16ps or on FMAs, F16 and Bf16Fma prefetch
@@ -68,13 +70,11 @@ inline constexpr int64_t kGemvPrefetchBytes = 4096;
 // 5–20 % (docs/performance.md, "The 16-bit tiles prefetch too"), while on a Zen EPYC a BF16 prefetch 1 KiB ahead
 // had cost 10–20 %, and a Zen 5 EPYC's BF16 and F16 GEMVs read at 93–100 % of its read loop without one.
 inline constexpr int64_t kGemvPrefetchTokens = 4;
-// Whether the streaming tiles prefetch their weights in software: on Intel CPUs. The CPUID vendor check
-// (dispatch.cc) runs once; the Int8 GEMV tiles ask once per panel, so the answer is inline.
+// Whether the streaming tiles prefetch their weights in software (weight_streams(), isa.h: by default on Intel
+// CPUs, from the CPUID vendor check in dispatch.cc); otherwise one token of AVX-512 Int8 records (but Q2_K and
+// Q3_K) goes 4 panels at a time.
 bool cpu_is_intel();
-inline bool prefetch_weight_streams() {
-  static const bool intel = cpu_is_intel();
-  return intel;
-}
+inline bool prefetch_weight_streams() { return weight_streams() == WeightStreams::Prefetch; }
 
 // The streaming tiles' software prefetch: every 64-byte line of [from, from + bytes) into L2 (prefetcht1).
 // Callers pass the address kGemvPrefetchBytes (or their own distance) ahead of what they load.
