@@ -1011,9 +1011,10 @@ TEST(Packed, SmallBatchesMatchTheRowsOfALargeOne) {
   std::mt19937 rng(25);
   const int saved_threads = num_threads();
   // 1536 columns: above kMinParallelWork from n = 1 on with 203 rows, so the small products run threaded (on one
-  // thread, 12 panels of 4 and one left over); 3072 columns: from 3 tokens on the Int8 products take the prefill
-  // tile (activations too large for the GEMV tile); 9216 columns: so does one token where its tile takes one
-  // panel at a time (5 panels: a tile of 4 and one left over on one thread).
+  // thread, 13 panels: three 4-panel tiles and one panel left over); 3072 columns: from 3 tokens on the Int8
+  // products take the prefill tile (activations too large for the GEMV tile); 9216 columns: so does one token
+  // under WeightStreams::Prefetch, while under Wide it takes the 4-panel GEMV tile (5 panels: one tile and one
+  // panel left over on one thread).
   const int64_t n = 107;
   const std::pair<int64_t, int64_t> shapes[] = {{203, 1536}, {37, 1536}, {1, 1536}, {45, 3072}, {75, 9216}};
   for (const PackCase& k : kPackCases)
