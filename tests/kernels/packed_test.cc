@@ -1014,9 +1014,10 @@ TEST(Packed, SmallBatchesMatchTheRowsOfALargeOne) {
   // thread, 13 panels: three 4-panel tiles and one panel left over); 3072 columns: from 3 tokens on the Int8
   // products take the prefill tile (activations too large for the GEMV tile); 9216 columns: so does one token
   // under WeightStreams::Prefetch, while under Wide it takes the 4-panel GEMV tile (5 panels: one tile and one
-  // panel left over on one thread).
+  // panel left over on one thread; on the AVX2 tiles, one 8-half tile and one 2-half one); 60 × 4096: on one thread
+  // the AVX2 8-half tile ends in a half of 4 rows.
   const int64_t n = 107;
-  const std::pair<int64_t, int64_t> shapes[] = {{203, 1536}, {37, 1536}, {1, 1536}, {45, 3072}, {75, 9216}};
+  const std::pair<int64_t, int64_t> shapes[] = {{203, 1536}, {37, 1536}, {1, 1536}, {45, 3072}, {75, 9216}, {60, 4096}};
   for (const PackCase& k : kPackCases)
     for (const auto& [rows, cols] : shapes) {
       const PackedSetup m = packed_setup(rng, k, rows, cols);
@@ -1026,19 +1027,24 @@ TEST(Packed, SmallBatchesMatchTheRowsOfALargeOne) {
         IsaScope scope(isa);
         set_num_threads(2);
         const std::vector<float> all = run(packed, x, n);
-        for (WeightStreams streams : {WeightStreams::Prefetch, WeightStreams::Wide}) {
-          WeightStreamsScope streams_scope(streams);
-          for (int threads : {1, 2, 3}) {
-            set_num_threads(threads);
-            for (int64_t len = 1; len <= 5; ++len)
-              for (int64_t t0 : {int64_t{0}, int64_t{50}, n - len}) {
-                std::vector<float> part(static_cast<std::size_t>(len * rows));
-                matmul(packed, x.data() + t0 * cols, len, part.data());
-                ASSERT_EQ(0, std::memcmp(part.data(), all.data() + t0 * rows, part.size() * sizeof(float)))
-                    << isa_name(isa) << " type " << int(k.type) << " bits " << k.bits << " rows " << rows << " n "
-                    << len << " token " << t0 << " threads " << threads << " streams "
-                    << (streams == WeightStreams::Wide ? "wide" : "prefetch");
-              }
+        // The AVX2 tiles with and without AVX-VNNI (where the CPU has it; both give the same results).
+        const int vnni_modes = isa == Isa::Avx2 && avx_vnni_supported() ? 2 : 1;
+        for (int vnni = 0; vnni < vnni_modes; ++vnni) {
+          AvxVnniScope vnni_scope(vnni == 0);
+          for (WeightStreams streams : {WeightStreams::Prefetch, WeightStreams::Wide}) {
+            WeightStreamsScope streams_scope(streams);
+            for (int threads : {1, 2, 3}) {
+              set_num_threads(threads);
+              for (int64_t len = 1; len <= 5; ++len)
+                for (int64_t t0 : {int64_t{0}, int64_t{50}, n - len}) {
+                  std::vector<float> part(static_cast<std::size_t>(len * rows));
+                  matmul(packed, x.data() + t0 * cols, len, part.data());
+                  ASSERT_EQ(0, std::memcmp(part.data(), all.data() + t0 * rows, part.size() * sizeof(float)))
+                      << isa_name(isa) << (vnni == 1 ? " without AVX-VNNI" : "") << " type " << int(k.type)
+                      << " bits " << k.bits << " rows " << rows << " n " << len << " token " << t0 << " threads "
+                      << threads << " streams " << (streams == WeightStreams::Wide ? "wide" : "prefetch");
+                }
+            }
           }
         }
       }

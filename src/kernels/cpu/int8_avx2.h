@@ -146,7 +146,7 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
   static_assert(!STRIP || BITS == kStripTileBits, "one set of strip tiles for 5- and 6-bit records");
   const int64_t bs = STRIP ? kStripRecordBytes : w.block_stride;
   const uint8_t* rec[RH];  // the half's bytes in the record of block 0
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int h = 0; h < RH; ++h)
     rec[h] = (STRIP ? strip + ((g0 + h) / 2 - g0 / 2) * w.blocks * bs : w.data + (g0 + h) / 2 * w.blocks * bs) +
              32 * ((g0 + h) % 2);
@@ -485,6 +485,17 @@ void int8_tokens_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, i
   });
 }
 
+// One token goes 4 panels (8 halves) at a time where the tiles do not prefetch in software (WeightStreams::Wide:
+// AMD CPUs) and each panel's records fill at least kGemvWidePanelBytes (8-bit records from 2,048 columns, 4-bit
+// ones from 4,096), for 8-bit and plain 4-bit records (IQ4 ones only with AVX-VNNI). On a Zen 5 EPYC under
+// VERDICT_ISA=avx2 (`BM_Gemv`, n = 1, 2 threads, the two tiles alternating) Q8_0 matrices of 2,048 to 12,288
+// columns rose from 39–60 to 54–71 GB/s and Q4_0 ones of 4,096 to 12,288 from 35–43 to 48–67, with AVX-VNNI or
+// without. Shorter panels (4-bit records of 2,048 columns, any of 1,024) ran up to a fifth slower, and 5- and 6-bit
+// records and IQ4 ones without AVX-VNNI (more registers per half) gained little or lost (docs/performance.md,
+// "Four panels on the AVX2 tiles").
+constexpr int kGemvWideHalves = 8;
+constexpr int64_t kGemvWidePanelBytes = 32 * 1024;
+
 template <bool VNNI, int BITS, bool MINS, bool SUB = false, bool LUT = false>
 void int8_panels_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                       float* y, uint8_t* scratch) {
@@ -492,6 +503,11 @@ void int8_panels_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, i
   // Halves with rows: those of panels [p0, p1) below w.rows.
   const int64_t g1 = 2 * p1 < (w.rows + 7) / 8 ? 2 * p1 : (w.rows + 7) / 8;
   int64_t g = 2 * p0;
+  if constexpr (BITS == 8 || (BITS == 4 && !SUB && (VNNI || !LUT))) {
+    if (t1 - t0 == 1 && !prefetch_weight_streams() && w.blocks * w.block_stride >= kGemvWidePanelBytes)
+      for (; g + kGemvWideHalves <= g1; g += kGemvWideHalves)
+        int8_micro_avx2<VNNI, kGemvWideHalves, 1, BITS, MINS, SUB, false, LUT>(w, a, t0, g, y);
+  }
   for (; g + RH <= g1; g += RH) int8_tokens_avx2<VNNI, RH, BITS, MINS, SUB, LUT>(w, a, t0, t1, g, y, scratch);
   for (; g < g1; ++g) int8_tokens_avx2<VNNI, 1, BITS, MINS, SUB, LUT>(w, a, t0, t1, g, y, scratch);
 }

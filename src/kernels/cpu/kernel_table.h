@@ -72,7 +72,8 @@ inline constexpr int64_t kGemvPrefetchBytes = 4096;
 inline constexpr int64_t kGemvPrefetchTokens = 4;
 // Whether the streaming tiles prefetch their weights in software (weight_streams(), isa.h: by default on Intel
 // CPUs, from the CPUID vendor check in dispatch.cc); otherwise one token of AVX-512 Int8 records (but Q2_K and
-// Q3_K) goes 4 panels at a time.
+// Q3_K) goes 4 panels at a time, and so does one token of the AVX2 tiles' 8- and 4-bit records of long panels
+// (int8_avx2.h).
 bool cpu_is_intel();
 inline bool prefetch_weight_streams() { return weight_streams() == WeightStreams::Prefetch; }
 
