@@ -488,12 +488,11 @@ void int8_tokens_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, i
 // One token goes 4 panels (8 halves) at a time where the tiles do not prefetch in software (WeightStreams::Wide:
 // AMD CPUs) and each panel's records fill at least kGemvWidePanelBytes (Q8_0 from 2,048 columns, Q4_0, Q4_K and
 // IQ4 from 4,096; Q4_1 and MLX records, which hold their scales, from fewer), for 8-bit and plain 4-bit records
-// (IQ4 ones only with AVX-VNNI). On a Zen 5 EPYC under
-// VERDICT_ISA=avx2 (`BM_Gemv`, n = 1, 2 threads, the two tiles alternating) Q8_0 matrices of 2,048 to 12,288
-// columns rose from 39–60 to 54–71 GB/s and Q4_0 ones of 4,096 to 12,288 from 35–43 to 48–67, with AVX-VNNI or
-// without. Shorter panels (4-bit records of 2,048 columns, any of 1,024) ran up to a fifth slower, and 5- and 6-bit
-// records and IQ4 ones without AVX-VNNI (more registers per half) gained little or lost (docs/performance.md,
-// "Four panels on the AVX2 tiles").
+// (IQ4 ones only with AVX-VNNI). On a Zen 5 EPYC under VERDICT_ISA=avx2 (`BM_Gemv`, n = 1, 2 threads, the two
+// tiles alternating) Q8_0 matrices of 2,048 to 12,288 columns rose from 39–60 to 54–71 GB/s and Q4_0 ones of 4,096
+// to 12,288 from 35–43 to 48–67, with AVX-VNNI or without. Shorter panels (4-bit records of 2,048 columns, any of
+// 1,024) ran up to a fifth slower, and so did 4 halves there; 5- and 6-bit records and IQ4 ones without AVX-VNNI
+// (more registers per half) gained little or lost (docs/performance.md, "Four panels on the AVX2 tiles").
 constexpr int kGemvWideHalves = 8;
 constexpr int64_t kGemvWidePanelBytes = 32 * 1024;
 
