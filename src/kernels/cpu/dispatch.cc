@@ -156,12 +156,19 @@ auto bf16_tile_for(Isa isa) {
 // multiples only serve the prefill register tiles), and the threads finish together. With 4 chunks per thread
 // of whole 3-panel tiles, a 2048-row matrix (128 panels) split 7 × 18 + 2: 2 threads read 2048 × 6144 Q8_0 at
 // 86–87 % of the read loop, in 32 chunks of 4 panels at 94 % (BM_Gemv, AMX Xeon; decode +1–2 %).
+// Where the one-token tiles go kGemvWidePanels panels at a time (WeightStreams::Wide: AMD), a chunk is a multiple
+// of that: 16 chunks per thread had left a 1024-row matrix (64 panels) 2-panel chunks, which the wide tiles never
+// ran, and a 3584-row one 7-panel chunks, 3 of them one panel at a time. On a Zen 5 EPYC (BM_Gemv, n = 1,
+// 2 threads) 1024 × 3584 rose from 41–47 to 63–68 GB/s (Q8_0), 32–33 to 46–50 (Q4_0) and 35–36 to 48–52 (Q6_K);
+// the one-panel BF16 tile gained from the longer chunks too (57–66 to 71–76), and so did 4 tokens (Q4_0 31–32
+// to 35–37, BF16 47–49 to 60–63). qwen35-0.8b decode +12–13 % (docs/performance.md, "Decode chunks of whole
+// wide tiles"). Intel CPUs keep chunks of any panel count (not measured there).
 constexpr int64_t kDecodeTokens = 4;
 constexpr int64_t kDecodeChunks = 16;
 
 // Runs tile(t0, t1, p0, p1) over token blocks × chunks of panels (a multiple of `panel_multiple`, but for
-// decode), on the pool when the product is large enough. The split never changes a result (each lane is
-// independent).
+// decode: of decode_multiple), on the pool when the product is large enough. The split never changes a result
+// (each lane is independent).
 template <typename Tile>
 void run_packed(const PackedView& w, int64_t n, int64_t panel_multiple, const Tile& tile) {
   const double work = static_cast<double>(n) * static_cast<double>(w.rows) * static_cast<double>(w.cols);
@@ -173,8 +180,10 @@ void run_packed(const PackedView& w, int64_t n, int64_t panel_multiple, const Ti
   constexpr int64_t kTokenBlock = 96;
   const int64_t token_blocks = ceil_div(n, kTokenBlock);
   const int64_t wanted_chunks = std::max<int64_t>(1, ceil_div(4 * threads, token_blocks));
+  const int64_t decode_multiple = cpu::prefetch_weight_streams() ? 1 : cpu::kGemvWidePanels;
   const int64_t chunk_panels = n <= kDecodeTokens
-                                   ? ceil_div(w.panels, kDecodeChunks * threads)
+                                   ? ceil_div(ceil_div(w.panels, kDecodeChunks * threads), decode_multiple) *
+                                         decode_multiple
                                    : ceil_div(ceil_div(w.panels, wanted_chunks), panel_multiple) * panel_multiple;
   const int64_t panel_chunks = ceil_div(w.panels, chunk_panels);
   default_pool().run(token_blocks * panel_chunks, [&](int64_t task) {

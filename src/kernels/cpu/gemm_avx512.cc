@@ -569,7 +569,7 @@ constexpr int64_t kInt8GemvActivationBytes = 8192;
 // Q6_K 29 → 40. A token of more than kInt8GemvActivationBytes columns had run the prefill tile, Q6_K 4096 × 12288
 // at 20 GB/s against 44 now. On 1024 columns neither way gained. Decode: qwen35-9b Q4_0 +30 %, qwen35-2b Q4_0
 // +17 %, Q4_K +10 %, Q6_K +15 % (docs/performance.md, "Four panels for every record on AMD").
-constexpr int kInt8GemvWidePanels = 4;
+constexpr int kInt8GemvWidePanels = kGemvWidePanels;
 
 template <int BITS, bool MINS, bool OFF, bool SUB, bool LUT>
 void int8_gemv(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,

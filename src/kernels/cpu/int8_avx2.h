@@ -493,7 +493,7 @@ void int8_tokens_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, i
 // to 12,288 from 35–43 to 48–67, with AVX-VNNI or without. Shorter panels (4-bit records of 2,048 columns, any of
 // 1,024) ran up to a fifth slower, and so did 4 halves there; 5- and 6-bit records and IQ4 ones without AVX-VNNI
 // (more registers per half) gained little or lost (docs/performance.md, "Four panels on the AVX2 tiles").
-constexpr int kGemvWideHalves = 8;
+constexpr int kGemvWideHalves = 2 * kGemvWidePanels;
 constexpr int64_t kGemvWidePanelBytes = 32 * 1024;
 
 template <bool VNNI, int BITS, bool MINS, bool SUB = false, bool LUT = false>

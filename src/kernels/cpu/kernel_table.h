@@ -76,6 +76,9 @@ inline constexpr int64_t kGemvPrefetchTokens = 4;
 // (int8_avx2.h).
 bool cpu_is_intel();
 inline bool prefetch_weight_streams() { return weight_streams() == WeightStreams::Prefetch; }
+// The wide one-token GEMV tiles (WeightStreams::Wide) run this many panels at a time (AVX2: twice as many 8-row
+// halves); there the decode products split their panels into chunks of a multiple of it (dispatch.cc).
+inline constexpr int64_t kGemvWidePanels = 4;
 
 // The streaming tiles' software prefetch: every 64-byte line of [from, from + bytes) into L2 (prefetcht1).
 // Callers pass the address kGemvPrefetchBytes (or their own distance) ahead of what they load.
