@@ -538,7 +538,7 @@ void gemv_args(benchmark::internal::Benchmark* b) {
   for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kMlx6, kBf16, kF16, kBf16Fma, kQ5_K, kQ3_K, kIq4Nl, kIq4Xs,
                    kQ4_1, kQ5_0, kQ5_1, kQ2_K})
     for (auto shape : shapes)
-      for (auto [n, threads] : {std::pair<int, int>{1, 1}, {1, 2}, {4, 2}})
+      for (auto [n, threads] : {std::pair<int, int>{1, 1}, {1, 2}, {2, 2}, {3, 2}, {4, 2}})
         b->Args({kind, shape.first, shape.second, n, threads});
 }
 BENCHMARK(BM_Gemv)->Apply(gemv_args)->UseManualTime()->Unit(benchmark::kMicrosecond);

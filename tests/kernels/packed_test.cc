@@ -1006,7 +1006,7 @@ TEST(Packed, QuantizedCopiesStayCloseToTheFilesSize) {
 // The decode sizes (n = 1 .. 5 tokens, the GEMV tiles) give bit for bit the rows of a 107-token product
 // (the prefill tiles; two token blocks of the thread split, 96 + 11, the second not a whole number of
 // register tiles), at any thread count and for row counts that are not a multiple of a tile, with either way of
-// streaming the weights (one panel at a time with software prefetches, or one token 4 panels at a time).
+// streaming the weights (one panel at a time with software prefetches, or 4 panels at a time).
 TEST(Packed, SmallBatchesMatchTheRowsOfALargeOne) {
   std::mt19937 rng(25);
   const int saved_threads = num_threads();
@@ -1015,7 +1015,9 @@ TEST(Packed, SmallBatchesMatchTheRowsOfALargeOne) {
   // products take the prefill tile (activations too large for the GEMV tile); 9216 columns: so does one token
   // under WeightStreams::Prefetch, while under Wide it takes the 4-panel GEMV tile (5 panels: one tile and one
   // panel left over on one thread; on the AVX2 tiles, one 8-half tile and one 2-half one); 60 × 4096: on one thread
-  // the AVX2 8-half tile ends in a half of 4 rows.
+  // the AVX2 8-half tile ends in a half of 4 rows. Under Wide, 2 to 4 tokens of the AVX-512 tiles' 8-bit records
+  // take the 4-panel GEMV tile at any width (203 × 1536: on one thread three tiles and one panel), those of the
+  // other records (4-bit ones with 2 tokens) at 4096 and 9216 columns.
   const int64_t n = 107;
   const std::pair<int64_t, int64_t> shapes[] = {{203, 1536}, {37, 1536}, {1, 1536}, {45, 3072}, {75, 9216}, {60, 4096}};
   for (const PackCase& k : kPackCases)

@@ -571,18 +571,35 @@ constexpr int64_t kInt8GemvActivationBytes = 8192;
 // +17 %, Q4_K +10 %, Q6_K +15 % (docs/performance.md, "Four panels for every record on AMD").
 constexpr int kInt8GemvWidePanels = kGemvWidePanels;
 
+// 2 to 4 tokens (continuous batching decoding several sequences) go 4 panels at a time there too, whatever their
+// activations' size, where the records are 8-bit or the panels long: 8-bit records at any width, the others from
+// kWideTokensCols columns on, 4-bit records only with 2 tokens. Zen 5 EPYC, `BM_Gemv/KIND/ROWS/COLS/N/2`, best
+// GB/s, the old and new tiles alternating three times: 2 tokens of Q4_0 12288 × 4096 38–40 → 57–59, of Q8_0
+// 1024 × 3584 30 → 38–40; 3 tokens of Q6_K 4096 × 12288 14–23 → 40–47 (the prefill tile had unpacked every record
+// into its strip for them). On 1024 columns the 4- to 6-bit records read the same or up to a fifth slower in
+// 4 panels (Q4_K 248,320 × 1024, 2 tokens: 36–48 → 34–43), and 3 or 4 tokens of 4-bit records gained on some long
+// matrices and lost on others (Q4_K 4096 × 12288, 4 tokens: 39–44 → 35–39); those keep the previous tiles
+// (docs/performance.md, "Decoding several sequences on AMD").
+constexpr int64_t kWideTokensCols = 3072;
+template <int BITS, bool SUB>
+bool wide_tokens(const PackedView& w, int64_t n) {
+  if (prefetch_weight_streams() || (SUB && BITS <= 4)) return false;  // Q2_K, Q3_K: one panel
+  if (n == 1 || BITS == 8) return true;
+  return w.cols >= kWideTokensCols && (BITS != 4 || n == 2);
+}
+
 template <int BITS, bool MINS, bool OFF, bool SUB, bool LUT>
 void int8_gemv(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                float* y) {
   with_count(t1 - t0, [&]<int TB>() {
+    constexpr int S = SUB || TB == 1 ? 2 : 1;
     int64_t p = p0;
-    if constexpr (TB == 1 && !(SUB && BITS <= 4)) {
-      if (!prefetch_weight_streams())
+    if constexpr (!(SUB && BITS <= 4)) {
+      if (wide_tokens<BITS, SUB>(w, TB))
         for (; p + kInt8GemvWidePanels <= p1; p += kInt8GemvWidePanels)
-          int8_micro<kInt8GemvWidePanels, 1, BITS, MINS, OFF, 2, SUB, false, LUT>(w, a, t0, p, y);
+          int8_micro<kInt8GemvWidePanels, TB, BITS, MINS, OFF, S, SUB, false, LUT>(w, a, t0, p, y);
     }
-    for (; p < p1; ++p)
-      int8_micro<1, TB, BITS, MINS, OFF, SUB || TB == 1 ? 2 : 1, SUB, false, LUT>(w, a, t0, p, y);
+    for (; p < p1; ++p) int8_micro<1, TB, BITS, MINS, OFF, S, SUB, false, LUT>(w, a, t0, p, y);
   });
 }
 
@@ -590,7 +607,8 @@ template <int BITS, bool MINS, bool OFF, bool SUB = false, bool LUT = false>
 void int8_panels(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                  float* y, uint8_t* scratch) {
   const int64_t n = t1 - t0;
-  if (n <= kInt8GemvTokens && (n * w.cols <= kInt8GemvActivationBytes || (n == 1 && !prefetch_weight_streams()))) {
+  if (n <= kInt8GemvTokens && (n * w.cols <= kInt8GemvActivationBytes || (n == 1 && !prefetch_weight_streams()) ||
+                               wide_tokens<BITS, SUB>(w, n))) {
     int8_gemv<BITS, MINS, OFF, SUB, LUT>(w, a, t0, t1, p0, p1, y);
     return;
   }
