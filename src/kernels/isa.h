@@ -39,10 +39,10 @@ void set_amx_enabled(bool on);
 // AVX-512 Int8 GEMV tile one panel at a time (Intel CPUs, where the prefetch gained 6–31 % of decode). Wide: the
 // hardware prefetcher alone, and one token of AVX-512 Int8 records (but Q2_K and Q3_K) 4 panels at a time, 4
 // streams per thread (2 to 4 tokens too, for 8-bit records or long panels), as one token of the AVX2 tiles' 8-bit
-// and 4-bit records when their panels are long (other
-// CPUs: on AMD Zen 4 and 5 the prefetch gained nothing or cost, and one panel at a time read 55–80 % of the read
-// bandwidth; kernels/cpu/kernel_table.h, gemm_avx512.cc, int8_avx2.h). Either way the results are the
-// same bit for bit. Chosen by the CPU's vendor at start; set_weight_streams switches it (tests, benchmarks).
+// and 4-bit records when their panels are long (other CPUs: on AMD Zen 4 and 5 the prefetch gained nothing or
+// cost, and one panel at a time read 55–80 % of the read bandwidth; kernels/cpu/kernel_table.h, gemm_avx512.cc,
+// int8_avx2.h). Either way the results are the same bit for bit. Chosen by the CPU's vendor at start;
+// set_weight_streams switches it (tests, benchmarks).
 enum class WeightStreams { Prefetch, Wide };
 WeightStreams weight_streams();
 void set_weight_streams(WeightStreams s);

@@ -1012,7 +1012,8 @@ TEST(Packed, SmallBatchesMatchTheRowsOfALargeOne) {
   const int saved_threads = num_threads();
   // 1536 columns: above kMinParallelWork from n = 1 on with 203 rows, so the small products run threaded (on one
   // thread, 13 panels: three 4-panel tiles and one panel left over); 3072 columns: from 3 tokens on the Int8
-  // products take the prefill tile (activations too large for the GEMV tile); 9216 columns: so does one token
+  // products take the prefill tile (activations too large for the GEMV tile; under Wide the AVX-512 tiles' 3 and
+  // 4 tokens of other than 4-bit records take the GEMV tile, here 3 panels of one); 9216 columns: so does one token
   // under WeightStreams::Prefetch, while under Wide it takes the 4-panel GEMV tile (5 panels: one tile and one
   // panel left over on one thread; on the AVX2 tiles, one 8-half tile and one 2-half one); 60 × 4096: on one thread
   // the AVX2 8-half tile ends in a half of 4 rows. Under Wide, 2 to 4 tokens of the AVX-512 tiles' 8-bit records
