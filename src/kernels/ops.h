@@ -248,17 +248,17 @@ void check_weight(const WeightMatrix& w, const char* what);
 //    y = Σ_b [ s_b · d_b · Σ_c qw_c · q_c + m_b · S_b ] in fp32, the integer sums exact, where
 //    W = s_b · qw + m_b per block (Q8_0/Q4_0: m_b = 0; Q4_K, Q5_K: s_b = d·sc, m_b = −dmin·m; MLX: scale, bias;
 //    IQ4_NL: s_b = d, IQ4_XS: s_b = d·(ls − 32), m_b = 0, qw = kvalues_iq4nl[nibble];
-//    Q6_K: m_b = 0 and s_b = d·sc per 16-column half, each half's integer sum scaled by its own;
-//    Q5_0: s_b = d, qw = q − 16; Q4_1, Q5_1: s_b = d, m_b = m; Q3_K, Q2_K: see below) and S_b, what the min
+//    Q5_0: s_b = d, qw = q − 16; Q4_1, Q5_1: s_b = d, m_b = m; Q6_K, Q3_K, Q2_K: see below) and S_b, what the min
 //    multiplies, is the exact
 //    Σ_{c ∈ b} x_c for MLX, d_b · Σ_{c ∈ b} q_c for Q4_K, Q5_K, and for Q4_1, Q5_1 the sum of ggml's block_q8_1,
 //    (max|x| / 127) · Σ_{c ∈ b} q_c rounded to 11 significant bits (fp16 precision, float's range).
 //    So |y − W·x| ≤ Σ_b 0.5625 · d_b · Σ_{c ∈ b} (|s_b qw_c| + |m_b| [K-quants, Q4_1, Q5_1]) plus, for Q4_1 and
 //    Q5_1, Σ_b |m_b| · 2^−11 · |S_b| (the sum's rounding), plus fp32 rounding
-//    (ref::matmul_int8 is the twin). Q3_K and Q2_K weights (W = d·sc·q per 16-column half h, Q2_K minus dmin·m_h)
+//    (ref::matmul_int8 is the twin). Q6_K, Q3_K and Q2_K weights (W = d·sc·q per 16-column half h, Q2_K minus dmin·m_h)
 //    sum each 256-column super-block in integers, as llama.cpp's vec_dot does: I = Σ_h sc_h · Σ_{c ∈ h} q_c·qx_c
 //    and, for Q2_K, M = Σ_h (−m_h) · Σ_{c ∈ h} qx_c, both exact; then y = fma(M, dmin·dx, fma(I, d·dx, y)) in
-//    fp32 per super-block (the same bound, fewer fp32 roundings). These are the int8 sums of llama.cpp's Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
+//    fp32 per super-block, I and M rounded to fp32 (from 2^24 on: Q6_K's I reaches 2^27) (the same bound, fewer
+//    fp32 roundings). These are the int8 sums of llama.cpp's Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
 //    Q2_K–Q6_K, IQ4_NL and IQ4_XS products: on the same GGUF file the two engines differ only in fp32 rounding.
 //  * Bf16: activations are rounded to bf16 (relative error ≤ 2^−9 each) and products accumulate in fp32
 //    (ref::matmul_bf16 is the twin; on AMX CPUs every token runs on tdpbf16ps, whose fp32 order differs from

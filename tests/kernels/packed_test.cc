@@ -372,24 +372,32 @@ TEST(PackedInt8, ExtremeValuesGiveExactIntegerSumsOnEveryIsa) {
   }
 }
 
-// Q2_K and Q3_K products sum whole super-blocks in integers, and the AVX-512 prefill tiles fold each value and its
-// scale into one byte (kernel_table.h): Q3_K's sc · q + 127 spans 3 .. 255 only at the scales' ends (−32 · −4 =
-// 128). Scales at both ends (Q3_K: every field 0, scale −32, in the first super-block and 63, scale 31, in the
-// second; Q2_K: sc = m = 15), values at both ends and activations of ±127 give integer results, which every ISA,
-// in the GEMV and the prefill tiles, must reproduce exactly.
+// Q2_K, Q3_K and Q6_K products sum whole super-blocks in integers (kernel_table.h), and the AVX-512 prefill tiles
+// fold each Q2_K and Q3_K value and its scale into one byte: Q3_K's sc · q + 127 spans 3 .. 255 only at the
+// scales' ends (−32 · −4 = 128). Scales at both ends (Q3_K: every field 0, scale −32, in the first super-block and
+// 63, scale 31, in the second; Q2_K: sc = m = 15; Q6_K: −128, then 127), values at both ends and activations of
+// ±127 give integer results, which every ISA, in the GEMV and the prefill tiles, must reproduce exactly. Q6_K's
+// half sums (up to 16 · 32 · 127, past int16) times its scales take two halves per super-block to their largest
+// (the others hold 0: stored 32): a super-block's I then stays below 2^24, exact in fp32.
 TEST(PackedInt8, FoldedScalesAtTheirEndsGiveExactIntegerSums) {
   std::mt19937 rng(29);
-  for (WeightType type : {WeightType::Q3_K, WeightType::Q2_K}) {
+  for (WeightType type : {WeightType::Q3_K, WeightType::Q2_K, WeightType::Q6_K}) {
     const int64_t rows = 37, cols = 512, n = 9;
     auto w = make_weight(rng, type, rows, cols);
     unit_scales(w, 0.0f);
-    const int hi = type == WeightType::Q3_K ? 7 : 3;
+    const int hi = type == WeightType::Q3_K ? 7 : type == WeightType::Q6_K ? 63 : 3;
     for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t c = 0; c < cols; ++c) put_q(w, r, c, (r * 3 + c * 7) % 4 == 0 ? hi : 0);
+      for (int64_t c = 0; c < cols; ++c) {
+        const int64_t half = c % 256 / 16;
+        const bool zero = type == WeightType::Q6_K && half != 0 && half != 9;
+        put_q(w, r, c, zero ? 32 : (r * 3 + c * 7) % 4 == 0 ? hi : 0);
+      }
       for (int64_t sb = 0; sb < cols / 256; ++sb) {
         uint8_t* b = w.blocks.data() + static_cast<std::size_t>(r * w.view.row_bytes() + sb * block_bytes(type));
         if (type == WeightType::Q3_K) {
           std::fill(b + 96, b + 108, static_cast<uint8_t>(sb == 0 ? 0x00 : 0xFF));
+        } else if (type == WeightType::Q6_K) {  // scales[16] after ql[128] and qh[64]
+          std::fill(b + 192, b + 208, static_cast<uint8_t>(sb == 0 ? 0x80 : 0x7F));
         } else {
           std::fill(b, b + 16, static_cast<uint8_t>(0xFF));
         }
@@ -397,9 +405,11 @@ TEST(PackedInt8, FoldedScalesAtTheirEndsGiveExactIntegerSums) {
     }
     double scaled = 0.0, min = 0.0;
     ref::int8_parts(w.view, 0, 0, scaled, min);  // row 0, column 0: the top value times the scale
-    ASSERT_EQ(scaled + min, type == WeightType::Q3_K ? -96.0 : 30.0);
+    ASSERT_EQ(scaled + min, type == WeightType::Q3_K ? -96.0 : type == WeightType::Q6_K ? -3968.0 : 30.0);
     ref::int8_parts(w.view, 1, 0, scaled, min);  // row 1, column 0: the bottom one
-    ASSERT_EQ(scaled + min, type == WeightType::Q3_K ? 128.0 : -15.0);
+    ASSERT_EQ(scaled + min, type == WeightType::Q3_K ? 128.0 : type == WeightType::Q6_K ? 4096.0 : -15.0);
+    ref::int8_parts(w.view, 1, 256, scaled, min);  // row 1, the second super-block's bottom value
+    ASSERT_EQ(scaled + min, type == WeightType::Q3_K ? -124.0 : type == WeightType::Q6_K ? -4064.0 : -15.0);
     PackedWeight p = pack(w.view);
     WeightMatrix packed = w.view;
     packed.pack = p.view();

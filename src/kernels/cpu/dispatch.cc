@@ -199,7 +199,7 @@ T* thread_buffer(std::vector<T>& v, int64_t count) {
   return v.data();
 }
 
-// Q4_K/Q5_K/Q6_K and IQ4_XS products of more tokens than the decode sizes get their records' scales expanded to
+// Q4_K/Q5_K and IQ4_XS products of more tokens than the decode sizes get their records' scales expanded to
 // fp32 once per product (PackedView::expanded): 2 products per 32 weights, instead of the tiles' converting them
 // again for every group of 4 tokens. The products are exact either way, so the results do not change.
 constexpr int64_t kExpandFactorsFrom = 4;

@@ -104,11 +104,17 @@ inline void super_scale_step(const PackedView& w, const QuantizedRows& a, int64_
     }
   }
 }
+// At the end of a super-block (b its last block) the steps above, then I and M start again from 0.
 template <int RP, int TB, bool MINS>
 inline void super_block_step(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, int64_t b,
-                             const __m512i (&isum)[RP][TB], const __m512i (&msum)[RP][TB], __m512 (&facc)[RP][TB]) {
+                             __m512i (&isum)[RP][TB], __m512i (&msum)[RP][TB], __m512 (&facc)[RP][TB]) {
+  if (b % kSuperBlocks != kSuperBlocks - 1) return;
   super_scale_step<RP, TB, false>(w, a, t, p, b, isum, facc);
   if constexpr (MINS) super_scale_step<RP, TB, true>(w, a, t, p, b, msum, facc);
+#pragma GCC unroll 4
+  for (int i = 0; i < RP; ++i)
+#pragma GCC unroll 8
+    for (int tt = 0; tt < TB; ++tt) isum[i][tt] = msum[i][tt] = _mm512_setzero_si512();
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -120,12 +126,12 @@ inline void super_block_step(const PackedView& w, const QuantizedRows& a, int64_
 // the scale, then the mins' one) are the same for every lane and tile. OFF: the stored weights carry an
 // offset (w.offset ≠ 0: Q8_0, Q4_0, Q5_0, Q6_K, Q3_K), which the sums start from (−offset · Σq); without one they
 // start at 0.
-// SUB (sub16, Q6_K: 6-bit, Q3_K: 4-bit, both with an offset): columns 0–15 and 16–31 keep separate sums
-// (chunks 0–3 and 4–7: in the 4-bit layout the low and the high nibbles), each starting from −offset · its
-// half's Σq and scaled by its own scale; then S is 2, one per half. SUB with 4- or 2-bit records (Q3_K; Q2_K, whose
-// two vectors are the two halves, with MINS and no offset) runs only here in the GEMV tiles: the halves' sums take
-// their integer scales into the super-block's I, Q2_K's mins into M, and the fp32 steps come once per super-block
-// (super_block_step; the prefill tiles are super_micro's).
+// SUB (sub16, Q6_K: 6-bit, Q3_K: 4-bit, both with an offset; Q2_K: 2-bit, whose two vectors are the two halves,
+// with MINS and no offset): columns 0–15 and 16–31 keep separate sums (chunks 0–3 and 4–7: in the 4-bit layout the
+// low and the high nibbles), each starting from −offset · its half's Σq; then S is 2, one per half. The halves'
+// sums take their integer scales into the super-block's I (kernel_table.h), Q2_K's mins into M, and the fp32 steps
+// come once per super-block (super_block_step). Q2_K and Q3_K run only here in the GEMV tiles (their prefill tiles
+// are super_micro's); Q6_K's prefill tiles read its strips here, one half at a time.
 // 6-bit values are the 4-bit layout's nibbles with their 2 high bits moved in (3 instructions per chunk),
 // 5-bit ones likewise with their fifth bit; or, with STRIP, the panels' records (either width) unpacked into
 // `strip` (kernel_table.h), read as 8-bit ones (BITS is then kStripTileBits).
@@ -151,11 +157,10 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
   const __m512i low4 = _mm512_set1_epi8(0x0F);
 
   __m512 facc[RP][TB];
-  constexpr bool SUPER = SUB && BITS <= 4;  // Q2_K, Q3_K: integer sums per super-block (kernel_table.h)
-  // Q6_K from the strip: each 16-column half's sums, then its fp32 step, before the next half (two sets of
-  // RP × TB int32 sums besides the fp32 ones would not fit the 32 registers; the same operations in the same
-  // order as the two sums' path below).
-  constexpr bool kHalfByHalf = SUB && !SUPER && STRIP;
+  constexpr bool SUPER = SUB;  // Q2_K, Q3_K, Q6_K: integer sums per super-block (kernel_table.h)
+  // Q6_K from the strip: each 16-column half's sums, then their scales into I, before the next half (two sets of
+  // RP × TB half sums besides I would not fit the 32 registers; the integers are the same as the two sums' path's).
+  constexpr bool kHalfByHalf = SUB && STRIP;
   [[maybe_unused]] __m512i isum[RP][TB], msum[RP][TB];
 #pragma GCC unroll 8
   for (int i = 0; i < RP; ++i)
@@ -175,7 +180,7 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
   __m512 d_super = _mm512_setzero_ps(), d2_super = _mm512_setzero_ps();
   [[maybe_unused]] const bool prefetch = RP == 1 && !STRIP && prefetch_weight_streams();
   // fp32 scales and second vectors (16 + 16 floats) every `fp32_stride` bytes from fp32[i]: the products
-  // matmul expanded (Q4_K, Q5_K, Q6_K), or the MLX records' own.
+  // matmul expanded (Q4_K, Q5_K, IQ4_XS), or the MLX records' own.
   const uint8_t* fp32[RP];
   const int64_t fp32_stride = w.expanded != nullptr ? 2 * kPackRows * 4 : w.block_stride;
 #pragma GCC unroll 4
@@ -184,8 +189,8 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
                   ? reinterpret_cast<const uint8_t*>(w.expanded + (p + i) * w.blocks * 2 * kPackRows)
                   : w.data + (p + i) * w.blocks * w.block_stride + int8_weight_bytes(w.bits);
 
-  // Block b's fp32 scales per panel: sc (columns 0–31, or 0–15 with SUB) and second (the mins, or the scales
-  // of columns 16–31).
+  // Block b's fp32 scales per panel: sc and second (the mins). Not for SUB records, whose halves' integer scales
+  // multiply their sums.
   const auto block_scales = [&](int64_t b, __m512 (&sc)[RP], __m512 (&second)[RP]) __attribute__((always_inline)) {
 #pragma GCC unroll 4
     for (int i = 0; i < RP; ++i) {
@@ -198,7 +203,7 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
         const __m512 d2 = kHoistSuper ? d2_super : _mm512_loadu_ps(super_of(i, b) + kPackRows);
         sc[i] = _mm512_mul_ps(d, factor(f));
         second[i] = _mm512_mul_ps(d2, factor(f + kPackRows));
-      } else if (MINS || SUB || w.expanded != nullptr) {
+      } else if (MINS || w.expanded != nullptr) {
         const auto* fs = reinterpret_cast<const float*>(fp32[i] + b * fp32_stride);
         sc[i] = _mm512_loadu_ps(fs);  // the expansion is a std::vector's: 16-byte aligned
         second[i] = _mm512_loadu_ps(fs + kPackRows);
@@ -213,13 +218,11 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
     if constexpr (RP == 1 && !STRIP) {  // the GEMV tile: the lines kGemvPrefetchBytes ahead, into L2
       if (prefetch) prefetch_l2(base[0] + b * bs + kGemvPrefetchBytes, bs);
     }
-    if (kHoistSuper && factored && b % kSuperBlocks == 0) {
+    if (kHoistSuper && !SUB && factored && b % kSuperBlocks == 0) {
       d_super = _mm512_loadu_ps(super_of(0, b));
       d2_super = _mm512_loadu_ps(super_of(0, b) + kPackRows);
     }
     if constexpr (kHalfByHalf) {
-      __m512 sc[RP], second[RP];
-      block_scales(b, sc, second);
       const int8_t* xb = xq + b * kQBlock;
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
@@ -238,16 +241,15 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
         } else {
           dpbusd_chunks<RP, TB, 4, 8>(rec, xb, xs, iacc);
         }
-#pragma GCC unroll 8
-        for (int tt = 0; tt < TB; ++tt) {
-          const __m512 dx = _mm512_set1_ps(a.d[(t + tt) * a.blocks + b]);
 #pragma GCC unroll 4
-          for (int i = 0; i < RP; ++i) {
-            const __m512 scaled = _mm512_mul_ps(_mm512_cvtepi32_ps(iacc[i][tt]), dx);
-            facc[i][tt] = _mm512_fmadd_ps(scaled, h == 0 ? sc[i] : second[i], facc[i][tt]);
-          }
+        for (int i = 0; i < RP; ++i) {
+          const __m512i s = int32_of(w.factors + ((p + i) * w.blocks + b) * kFactorBytes + h * kPackRows);
+#pragma GCC unroll 8
+          for (int tt = 0; tt < TB; ++tt)
+            isum[i][tt] = _mm512_add_epi32(isum[i][tt], _mm512_mullo_epi32(iacc[i][tt], s));
         }
       }
+      super_block_step<RP, TB, false>(w, a, t, p, b, isum, msum, facc);
       continue;
     }
     __m512i iacc[S][RP][TB];
@@ -335,37 +337,38 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
         }
       }
     }
-    if constexpr (SUPER) {  // Q2_K, Q3_K: the halves' sums times their scales into I, the mins into M
-      // A half's sum fits int16 (|Σ (q − 4) · x| ≤ 16 · 4 · 127, Q2_K's ≤ 16 · 3 · 127), so its int32 lane is the
-      // pair (sum, sign) and vpdpwssd with the pair (scale, 0) multiplies and adds it in one instruction.
+    if constexpr (SUPER) {  // the halves' sums times their scales into I, Q2_K's mins into M
+      // Q2_K, Q3_K: a half's sum fits int16 (kernel_table.h), so its int32 lane is the pair (sum, sign) and
+      // vpdpwssd with the pair (scale, 0) multiplies and adds it in one instruction; Q6_K's take vpmulld.
       const __m512i low16 = _mm512_set1_epi32(0xFFFF);
 #pragma GCC unroll 4
       for (int i = 0; i < RP; ++i) {
         const int8_t* f = w.factors + ((p + i) * w.blocks + b) * kFactorBytes;
-        const __m512i s_lo = _mm512_and_si512(int32_of(f), low16);
-        const __m512i s_hi = _mm512_and_si512(int32_of(f + kPackRows), low16);
+        __m512i s_lo = int32_of(f), s_hi = int32_of(f + kPackRows);
+        if constexpr (int16_half_sums(BITS)) {
+          s_lo = _mm512_and_si512(s_lo, low16);
+          s_hi = _mm512_and_si512(s_hi, low16);
+        }
         [[maybe_unused]] __m512i m_pair;
         if constexpr (MINS) m_pair = min_pairs(w.mins16 + ((p + i) * w.blocks + b) * kMinBytes);
 #pragma GCC unroll 8
         for (int tt = 0; tt < TB; ++tt) {
-          isum[i][tt] = _mm512_dpwssd_epi32(isum[i][tt], iacc[0][i][tt], s_lo);
-          isum[i][tt] = _mm512_dpwssd_epi32(isum[i][tt], iacc[1][i][tt], s_hi);
+          if constexpr (int16_half_sums(BITS)) {
+            isum[i][tt] = _mm512_dpwssd_epi32(isum[i][tt], iacc[0][i][tt], s_lo);
+            isum[i][tt] = _mm512_dpwssd_epi32(isum[i][tt], iacc[1][i][tt], s_hi);
+          } else {
+            isum[i][tt] = _mm512_add_epi32(isum[i][tt], _mm512_add_epi32(_mm512_mullo_epi32(iacc[0][i][tt], s_lo),
+                                                                         _mm512_mullo_epi32(iacc[1][i][tt], s_hi)));
+          }
           if constexpr (MINS) {
             const __m512i x_pairs = _mm512_set1_epi32(a.pairs16[(t + tt) * a.blocks + b]);
             msum[i][tt] = _mm512_dpwssd_epi32(msum[i][tt], m_pair, x_pairs);
           }
         }
       }
-      if (b % kSuperBlocks == kSuperBlocks - 1) {
-        super_block_step<RP, TB, MINS>(w, a, t, p, b, isum, msum, facc);
-#pragma GCC unroll 4
-        for (int i = 0; i < RP; ++i)
-#pragma GCC unroll 8
-          for (int tt = 0; tt < TB; ++tt) isum[i][tt] = msum[i][tt] = _mm512_setzero_si512();
-      }
+      super_block_step<RP, TB, MINS>(w, a, t, p, b, isum, msum, facc);
       continue;
-    }
-    if constexpr (!SUB) {
+    } else {
 #pragma GCC unroll 4
       for (int s = 1; s < S; ++s)
 #pragma GCC unroll 4
@@ -373,7 +376,7 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
 #pragma GCC unroll 8
           for (int tt = 0; tt < TB; ++tt) iacc[0][i][tt] = _mm512_add_epi32(iacc[0][i][tt], iacc[s][i][tt]);
     }
-    __m512 sc[RP], second[RP];  // second: the mins (× Σx) or the scales of columns 16–31
+    __m512 sc[RP], second[RP];  // second: the mins (× Σx)
     block_scales(b, sc, second);
 #pragma GCC unroll 8
     for (int tt = 0; tt < TB; ++tt) {
@@ -382,16 +385,13 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
       for (int i = 0; i < RP; ++i)
         facc[i][tt] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(iacc[0][i][tt]), dx), sc[i], facc[i][tt]);
     }
-    if constexpr (MINS || SUB) {
+    if constexpr (MINS) {
 #pragma GCC unroll 8
       for (int tt = 0; tt < TB; ++tt) {
-        const int64_t at = (t + tt) * a.blocks + b;
-        const __m512 by = _mm512_set1_ps(SUB ? a.d[at] : a.xsum[at]);
+        const __m512 by = _mm512_set1_ps(a.xsum[(t + tt) * a.blocks + b]);
 #pragma GCC unroll 4
         for (int i = 0; i < RP; ++i) {
-          __m512 factor = by;
-          if constexpr (SUB) factor = _mm512_mul_ps(_mm512_cvtepi32_ps(iacc[1][i][tt]), by);
-          facc[i][tt] = _mm512_fmadd_ps(factor, second[i], facc[i][tt]);
+          facc[i][tt] = _mm512_fmadd_ps(by, second[i], facc[i][tt]);
         }
       }
     }

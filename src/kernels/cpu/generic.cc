@@ -358,7 +358,7 @@ void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, 
     for (int64_t t = t0; t < t1; ++t) {
       for (int64_t i = 0; i < rows; ++i) {
         float acc = 0.0f;
-        int32_t isum = 0, msum = 0;  // Q2_K, Q3_K: the super-block's integer sums I and M (kernel_table.h)
+        int32_t isum = 0, msum = 0;  // sub16 (Q2_K, Q3_K, Q6_K): the super-block's integer sums I, M (kernel_table.h)
         for (int64_t b = 0; b < w.blocks; ++b) {
           const uint8_t* rec = w.data + (p * w.blocks + b) * w.block_stride;
           const int8_t* xq = a.q + t * a.cols + b * kQBlock;
@@ -399,10 +399,10 @@ void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, 
             }
             continue;
           }
-          float scale, mn = 0.0f;  // mn: the min, or (sub16) the scale of columns 16–31
+          float scale, mn = 0.0f;  // mn: the min
           if (w.half_scales != nullptr) {  // fp16 scales beside the records (Q8_0, Q4_0, Q5_0, IQ4_NL)
             scale = f16_to_f32(w.half_scales[(p * w.blocks + b) * kPackRows + i]);
-          } else if (w.factors != nullptr) {  // Q4_K–Q6_K, IQ4_XS: d · first, d2 · second (exact)
+          } else if (w.factors != nullptr) {  // Q4_K, Q5_K, IQ4_XS: d · first, d2 · second (exact)
             const int8_t* f = w.factors + (p * w.blocks + b) * kFactorBytes;
             const float* s = w.super_scales + (p * (w.blocks / kSuperBlocks) + b / kSuperBlocks) * kSuperFloats;
             scale = s[i] * static_cast<float>(f[i]);
@@ -414,7 +414,6 @@ void int8_tile_generic(const PackedView& w, const QuantizedRows& a, int64_t t0, 
           const float part = static_cast<float>(dot) * a.d[t * a.blocks + b];
           acc += part * scale;
           if (w.has_mins) acc += mn * a.xsum[t * a.blocks + b];
-          if (w.sub16) acc += static_cast<float>(dot2) * a.d[t * a.blocks + b] * mn;
         }
         y[t * w.rows + p * kPackRows + i] = acc;
       }

@@ -29,14 +29,15 @@ inline __m256i lane_mask(int64_t remaining) {
 //    of a 32-column block (4 chunks × low/high nibbles) add up in int16 (≤ 8 · 3810 = 30480) and vpmaddwd
 //    folds them once per block (Q3_K, and Q2_K's 2-bit values: with the half's scale, super_block_sums).
 //  * 6-bit: the nibbles with their 2 high bits moved in, u ≤ 63: a pair sum is at most 2 · 63 · 127 =
-//    16002, so two maddubs results add up in int16 and vpmaddwd folds every two (sub16 records: each).
+//    16002, so two maddubs results add up in int16 and vpmaddwd folds every two (sub16 records, Q6_K: each,
+//    times its half's scale, at most 16002 · 128).
 //    5-bit records (u ≤ 31, fifth bit moved in) take the same steps.
 //  * IQ4 (4-bit records of IQ4_NL/IQ4_XS nibbles, LUT): vpshufb looks up each nibble's signed value w =
 //    kIq4Values[n] (the stored kIq4Stored[n] − 128, |w| ≤ 127), multiplied as the 8-bit path's w.
 // With AVX-VNNI (VNNI = true) vpdpbusd multiplies the unsigned values u with x and sums each row's 4 products
 // straight into int32 (8-bit and IQ4 records as stored, offset included: bias 0), for every record kind but Q2_K
 // and Q3_K, whose int16 half sums super_block_sums scales as above.
-// Per lane the fp32 steps after each block (Q2_K, Q3_K: super-block) are the AVX-512 kernel's, in its order, and
+// Per lane the fp32 steps after each block (Q2_K, Q3_K, Q6_K: super-block) are the AVX-512 kernel's, in its order, and
 // quantize_rows_avx2 gives the same q, d, qsum and xsum as quantize_rows_avx512: the results are those of
 // the VNNI kernel bit for bit, whatever RH, TB, n or the thread split.
 
@@ -74,6 +75,12 @@ inline __m256i bcast4(const int8_t* p) {
   return _mm256_set1_epi32(v);
 }
 
+// Lane i (of 8): (first[i], second[i]) as int16.
+inline __m256i pairs(const int8_t* first, const int8_t* second) {
+  return _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(first)),
+                                                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(second))));
+}
+
 // Q2_K and Q3_K (kernel_table.h): adds block b's sums to the super-block's I (isum) and, for Q2_K, M (msum) of
 // RH half panels from half g0 × TB tokens from t. acc and acc2 hold the int16 sums of columns 0–15 and 16–31
 // (pairs per row lane); vpmaddwd with the half's scale in both int16 of the lane scales and adds each pair. The
@@ -83,10 +90,6 @@ template <int RH, int TB, bool MINS>
 inline void super_block_sums(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t g0, int64_t b,
                              int32_t corr, const __m256i (&acc)[RH][TB], const __m256i (&acc2)[RH][TB],
                              __m256i (&isum)[RH][TB], __m256i (&msum)[RH][TB]) {
-  const auto pairs = [](const int8_t* first, const int8_t* second) {  // lane i: (first[i], second[i]) as int16
-    return _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(first)),
-                                                  _mm_loadl_epi64(reinterpret_cast<const __m128i*>(second))));
-  };
 #pragma GCC unroll 8
   for (int h = 0; h < RH; ++h) {
     const int64_t panel = (g0 + h) / 2, half = 8 * ((g0 + h) % 2);
@@ -109,11 +112,47 @@ inline void super_block_sums(const PackedView& w, const QuantizedRows& a, int64_
   }
 }
 
-// The fp32 step at the end of Q2_K and Q3_K super-blocks (b its last block): facc += (d·dx) · I, then, for Q2_K,
-// += (dmin·dx) · M, each one fused multiply-add (ops.h; the AVX-512 tiles do the same).
+// Q6_K (kernel_table.h): adds block b's sums to the super-block's I of RH half panels from half g0 × TB tokens
+// from t. With AVX-VNNI acc and acc2 hold the int32 sums Σ (u + corr)·x of columns 0–15 and 16–31 (u the stored
+// value, corr = −32; a half's sum does not fit int16: they started from corr · the half's Σq), each multiplied here
+// by its half's scale. Without, the chunk loop has scaled and added both halves' Σ u·x into acc already (its
+// vpmaddwd take the scales), and the offset adds corr · Σ (scale · Σq) over the two halves: one vpmaddwd of the
+// scales' pair times corr (|32 · sc| ≤ 4096) with the activations' pairs16.
+template <bool VNNI, int RH, int TB>
+inline void six_bit_super_sums(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t g0, int64_t b,
+                               int32_t corr, const __m256i (&acc)[RH][TB], const __m256i (&acc2)[RH][TB],
+                               __m256i (&isum)[RH][TB]) {
+  const auto int32s = [](const int8_t* f) {
+    return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(f)));
+  };
+#pragma GCC unroll 8
+  for (int h = 0; h < RH; ++h) {
+    const int64_t panel = (g0 + h) / 2, half = 8 * ((g0 + h) % 2);
+    const int8_t* f = w.factors + (panel * w.blocks + b) * kFactorBytes + half;
+    if constexpr (VNNI) {
+      const __m256i s_lo = int32s(f), s_hi = int32s(f + kPackRows);
+#pragma GCC unroll 8
+      for (int tt = 0; tt < TB; ++tt)
+        isum[h][tt] = _mm256_add_epi32(
+            isum[h][tt], _mm256_add_epi32(_mm256_mullo_epi32(acc[h][tt], s_lo), _mm256_mullo_epi32(acc2[h][tt], s_hi)));
+    } else {
+      const __m256i s_corr = _mm256_mullo_epi16(pairs(f, f + kPackRows), _mm256_set1_epi16(static_cast<int16_t>(corr)));
+#pragma GCC unroll 8
+      for (int tt = 0; tt < TB; ++tt) {
+        const __m256i x_pairs = _mm256_set1_epi32(a.pairs16[(t + tt) * a.blocks + b]);
+        isum[h][tt] = _mm256_add_epi32(isum[h][tt], _mm256_add_epi32(acc[h][tt], _mm256_madd_epi16(s_corr, x_pairs)));
+      }
+    }
+  }
+}
+
+// The fp32 step at the end of Q2_K, Q3_K and Q6_K super-blocks (when b is its last block): facc += (d·dx) · I,
+// then, for Q2_K, += (dmin·dx) · M, each one fused multiply-add (ops.h; the AVX-512 tiles do the same); then I and M
+// start again from 0.
 template <int RH, int TB, bool MINS>
 inline void super_block_step(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t g0, int64_t b,
-                             const __m256i (&isum)[RH][TB], const __m256i (&msum)[RH][TB], __m256 (&facc)[RH][TB]) {
+                             __m256i (&isum)[RH][TB], __m256i (&msum)[RH][TB], __m256 (&facc)[RH][TB]) {
+  if (b % kSuperBlocks != kSuperBlocks - 1) return;
 #pragma GCC unroll 8
   for (int h = 0; h < RH; ++h) {
     const int64_t panel = (g0 + h) / 2, half = 8 * ((g0 + h) % 2);
@@ -127,14 +166,15 @@ inline void super_block_step(const PackedView& w, const QuantizedRows& a, int64_
       facc[h][tt] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[h][tt]), _mm256_mul_ps(d, dx), facc[h][tt]);
       if constexpr (MINS)
         facc[h][tt] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum[h][tt]), _mm256_mul_ps(dmin, dx), facc[h][tt]);
+      isum[h][tt] = msum[h][tt] = _mm256_setzero_si256();
     }
   }
 }
 
 // RH half panels from half g0 (rows 8 · g0 ..; half g is panel g / 2, rows 8 · (g % 2) .. + 7 of it) × TB
 // tokens from t. SUB (sub16 records, 6-, 4- or 2-bit): columns 0–15 and 16–31 of a block sum separately (acc,
-// acc2) and take their own scales; 4- and 2-bit ones (Q3_K; Q2_K, MINS: each half also has a min) sum whole
-// super-blocks in integers (super_block_sums).
+// acc2), take their own integer scales and sum whole super-blocks in integers: 4- and 2-bit ones (Q3_K; Q2_K,
+// MINS: each half also has a min) in super_block_sums, 6-bit ones (Q6_K) in six_bit_super_sums.
 // STRIP (BITS = kStripTileBits, for 5- and 6-bit records): the values come from
 // the records of panels g0 / 2 .. unpacked into `strip` (kernel_table.h).
 template <bool VNNI, int RH, int TB, int BITS, bool MINS, bool SUB = false, bool STRIP = false, bool LUT = false>
@@ -159,7 +199,7 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   const __m256i bias8 = _mm256_set1_epi8(static_cast<char>(0x80));
   __m256 facc[RH][TB];
-  constexpr bool SUPER = SUB && BITS <= 4;  // Q2_K, Q3_K: integer sums per super-block (kernel_table.h)
+  constexpr bool SUPER = SUB;  // Q2_K, Q3_K, Q6_K: integer sums per super-block (kernel_table.h)
   [[maybe_unused]] __m256i isum[RH][TB], msum[RH][TB];
 #pragma GCC unroll 8
   for (int h = 0; h < RH; ++h)
@@ -181,6 +221,11 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
       for (int tt = 0; tt < TB; ++tt) {
         acc[h][tt] = _mm256_setzero_si256();
         if constexpr (SUB) acc2[h][tt] = _mm256_setzero_si256();
+        if constexpr (SUB && BITS == 6 && VNNI) {  // Q6_K: from corr · each half's Σq (six_bit_super_sums)
+          const int32_t* qs = a.qsum16 + 2 * ((t + tt) * a.blocks + b);
+          acc[h][tt] = _mm256_set1_epi32(corr * qs[0]);
+          acc2[h][tt] = _mm256_set1_epi32(corr * qs[1]);
+        }
       }
     // The chunk loops stay rolled: unrolled, GCC reassociates the integer sums across chunks and spills.
     if constexpr (BITS == 8 && VNNI) {
@@ -224,6 +269,17 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
         for (int k = 0; k < 5; ++k)
           _mm_prefetch(reinterpret_cast<const char*>(rec[0] + (b + 2) * bs + 64 * k), _MM_HINT_T0);
       }
+      // Q6_K without AVX-VNNI: each row's two scales as int16 pairs (sc, sc), which the chunks' vpmaddwd multiply
+      // with (a pair sum times the scale is at most 16002 · 128).
+      [[maybe_unused]] __m256i scales16[SUB && !VNNI ? RH : 1][2];
+      if constexpr (SUB && !VNNI) {
+#pragma GCC unroll 8
+        for (int h = 0; h < RH; ++h) {
+          const int8_t* f = w.factors + ((g0 + h) / 2 * w.blocks + b) * kFactorBytes + 8 * ((g0 + h) % 2);
+          scales16[h][0] = pairs(f, f);
+          scales16[h][1] = pairs(f + kPackRows, f + kPackRows);
+        }
+      }
 #pragma GCC unroll 1
       for (int j = 0; j < 4; ++j) {
         __m256i lo[RH], hi[RH];
@@ -258,9 +314,10 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
               continue;
             }
             const __m256i pl = _mm256_maddubs_epi16(lo[h], xl), ph = _mm256_maddubs_epi16(hi[h], xh);
-            if constexpr (SUB) {
-              acc[h][tt] = _mm256_add_epi32(acc[h][tt], _mm256_madd_epi16(pl, ones));
-              acc2[h][tt] = _mm256_add_epi32(acc2[h][tt], _mm256_madd_epi16(ph, ones));
+            if constexpr (SUB) {  // both halves times their scales into acc (six_bit_super_sums)
+              const __m256i scaled =
+                  _mm256_add_epi32(_mm256_madd_epi16(pl, scales16[h][0]), _mm256_madd_epi16(ph, scales16[h][1]));
+              acc[h][tt] = _mm256_add_epi32(acc[h][tt], scaled);
             } else {
               acc[h][tt] = _mm256_add_epi32(acc[h][tt], _mm256_madd_epi16(_mm256_add_epi16(pl, ph), ones));
             }
@@ -338,38 +395,33 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
       }
       if constexpr (SUPER) {  // Q2_K, Q3_K: each half's int16 sums times its scale, into the super-block's I
         super_block_sums<RH, TB, MINS>(w, a, t, g0, b, corr, acc, acc2, isum, msum);
-        if (b % kSuperBlocks == kSuperBlocks - 1) {
-          super_block_step<RH, TB, MINS>(w, a, t, g0, b, isum, msum, facc);
-#pragma GCC unroll 8
-          for (int h = 0; h < RH; ++h)
-#pragma GCC unroll 8
-            for (int tt = 0; tt < TB; ++tt) isum[h][tt] = msum[h][tt] = _mm256_setzero_si256();
-        }
+        super_block_step<RH, TB, MINS>(w, a, t, g0, b, isum, msum, facc);
         continue;
       }
       if constexpr (!VNNI) {
 #pragma GCC unroll 8
         for (int h = 0; h < RH; ++h)
 #pragma GCC unroll 8
-          for (int tt = 0; tt < TB; ++tt) {
-            acc[h][tt] = _mm256_madd_epi16(acc[h][tt], ones);
-            if constexpr (SUB) acc2[h][tt] = _mm256_madd_epi16(acc2[h][tt], ones);
-          }
+          for (int tt = 0; tt < TB; ++tt) acc[h][tt] = _mm256_madd_epi16(acc[h][tt], ones);
       }
     }
-    // The half's 8 scales at sc[h] and its second vector (mins, or the scales of columns 16–31) at
-    // sc[h] + 16: in the record (MLX), or products of the file's factors (K-quants, IQ4_XS; exact), expanded
-    // by matmul for a product of many tokens, else computed here.
+    if constexpr (SUPER && BITS == 6) {  // Q6_K: the halves' int32 sums times their scales, into I
+      six_bit_super_sums<VNNI, RH, TB>(w, a, t, g0, b, corr, acc, acc2, isum);
+      super_block_step<RH, TB, false>(w, a, t, g0, b, isum, msum, facc);
+      continue;
+    }
+    // The half's 8 scales at sc[h] and its mins at sc[h] + 16: in the record (MLX), or products of the file's
+    // factors (Q4_K, Q5_K, IQ4_XS; exact), expanded by matmul for a product of many tokens, else computed here.
     const float* sc[RH] = {};
     alignas(32) float factored[RH][24];
-    const bool fp32_scales = MINS || SUB || w.factors != nullptr;  // else fp16 ones (Q8_0, Q4_0, Q5_0, IQ4_NL)
+    const bool fp32_scales = MINS || w.factors != nullptr;  // else fp16 ones (Q8_0, Q4_0, Q5_0, IQ4_NL)
 #pragma GCC unroll 8
     for (int h = 0; h < RH; ++h) {
       if (!fp32_scales) continue;
       const int64_t panel = (g0 + h) / 2, half = 8 * ((g0 + h) % 2);
       if (w.expanded != nullptr) {  // the products, expanded by matmul (K-quants, IQ4_XS)
         sc[h] = w.expanded + (panel * w.blocks + b) * 2 * kPackRows + half;
-      } else if (SUB || w.factors != nullptr) {
+      } else if (w.factors != nullptr) {
         const int8_t* f = w.factors + (panel * w.blocks + b) * kFactorBytes + half;
         const float* s = w.super_scales + (panel * (w.blocks / kSuperBlocks) + b / kSuperBlocks) * kSuperFloats + half;
         const auto product = [](const float* d, const int8_t* factor) {
@@ -389,7 +441,7 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
 #pragma GCC unroll 8
     for (int tt = 0; tt < TB; ++tt) {
       const int64_t at = (t + tt) * a.blocks + b;
-      const __m256i cq = _mm256_set1_epi32(corr * (SUB ? a.qsum16[2 * at] : a.qsum[at]));
+      const __m256i cq = _mm256_set1_epi32(corr * a.qsum[at]);
       const __m256 dx = _mm256_set1_ps(a.d[at]);
 #pragma GCC unroll 8
       for (int h = 0; h < RH; ++h) {
@@ -402,13 +454,8 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
         }
         const __m256 part = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(acc[h][tt], cq)), dx);
         facc[h][tt] = _mm256_fmadd_ps(part, scale, facc[h][tt]);
-        if constexpr (MINS && !SUB)
+        if constexpr (MINS)
           facc[h][tt] = _mm256_fmadd_ps(_mm256_loadu_ps(sc[h] + 16), _mm256_set1_ps(a.xsum[at]), facc[h][tt]);
-        if constexpr (SUB) {  // the second half, with the second scale (where the mins would be)
-          const __m256i cq2 = _mm256_set1_epi32(corr * a.qsum16[2 * at + 1]);
-          const __m256 part2 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(acc2[h][tt], cq2)), dx);
-          facc[h][tt] = _mm256_fmadd_ps(part2, _mm256_loadu_ps(sc[h] + 16), facc[h][tt]);
-        }
       }
     }
   }

@@ -96,14 +96,18 @@ inline constexpr int64_t kStripPanels = 3;
 inline constexpr int64_t kStripRecordBytes = 512;
 inline constexpr int kStripTileBits = 6;
 inline constexpr bool unpacked_in_strips(int bits) { return bits == 5 || bits == 6; }
-// Q2_K and Q3_K records (sub16, 2- or 4-bit) sum whole super-blocks in integers, as llama.cpp's vec_dot does:
-// I = Σ over the super-block's 16 halves of sc · Σ q·x (exact), M = Σ of the halves' −m · Σ x_q (Q2_K), then
-// y += (d·dx) · I + (dmin·dx) · M in fp32 once per 256 columns (ops.h). Q6_K's records keep an fp32 step per
-// block: its 8-bit scales times 6-bit values do not fit the folded strips below.
-inline bool integer_super_sums(const PackedView& w) { return w.sub16 && w.bits <= 4; }
+// Q2_K, Q3_K and Q6_K records (sub16: 2-, 4- or 6-bit) sum whole super-blocks in integers, as llama.cpp's vec_dot
+// does: I = Σ over the super-block's 16 halves of sc · Σ q·x (exact), M = Σ of the halves' −m · Σ x_q (Q2_K), then
+// y += (d·dx) · I + (dmin·dx) · M in fp32 once per 256 columns (ops.h). |I| < 2^31: a Q6_K half's sum is at most
+// 16 · 32 · 127 (q − 32 ∈ [−32, 31], |x_q| ≤ 127; one that does not fit int16), times |sc| ≤ 128, 16 halves.
+inline bool integer_super_sums(const PackedView& w) { return w.sub16; }
+// Whether a half's integer sum fits int16 (Q2_K, Q3_K: |Σ (q − 4) · x| ≤ 16 · 4 · 127), so that one vpdpwssd /
+// vpmaddwd with the pair (scale, 0) scales it; Q6_K's halves take an int32 multiply.
+inline constexpr bool int16_half_sums(int bits) { return bits <= 4; }
 // The AVX-512 prefill tiles over Q2_K and Q3_K records unpack them into strips too: value times its half's
 // scale, sc · q + kFoldedOffset (Q3_K: q ∈ [−4, 3], sc ∈ [−32, 31], so 3 .. 255) or sc · q (Q2_K: q ∈ [0, 3],
-// sc ∈ [0, 15]), one byte each, in the 8-bit layout; a super-block then needs no step but vpdpbusd. Q2_K's
+// sc ∈ [0, 15]), one byte each, in the 8-bit layout; a super-block then needs no step but vpdpbusd. (Q6_K's 8-bit
+// scales times its 6-bit values do not fit a byte: its strips hold the values, as for 5-bit records.) Q2_K's
 // strips also hold, after every panel's records, 64 bytes per record: the 16 rows' (−m of columns 0–15,
 // −m of 16–31) as int16 pairs, for vpdpwssd with the activations' pairs16.
 inline constexpr int kFoldedOffset = 127;
@@ -115,10 +119,10 @@ inline int64_t amx_scratch_bytes(const PackedView& w) {
   return w.sub16 ? 0 : w.blocks * (kStripRecordBytes + 2 * kAmxChunkTokens * 4);
 }
 // Scratch bytes an int8_tile call needs for `w` (64-byte aligned): 0 unless it has 5- or 6-bit records or
-// sums super-blocks in integers (the AMX tiles, which run the VNNI tiles for their remainder, need the larger of
+// folded Q2_K / Q3_K strips (the AMX tiles, which run the VNNI tiles for their remainder, need the larger of
 // this and amx_scratch_bytes).
 inline int64_t int8_scratch_bytes(const PackedView& w) {
-  if (integer_super_sums(w))
+  if (integer_super_sums(w) && w.bits <= 4)
     return kStripPanels * w.blocks * (kStripRecordBytes + (w.mins16 != nullptr ? kMinPairBytes : 0));
   return unpacked_in_strips(w.bits) ? kStripPanels * w.blocks * kStripRecordBytes : 0;
 }
