@@ -1028,7 +1028,8 @@ TEST(Packed, SmallBatchesMatchTheRowsOfALargeOne) {
   // panel left over on one thread; on the AVX2 tiles, one 8-half tile and one 2-half one); 60 × 4096: on one thread
   // the AVX2 8-half tile ends in a half of 4 rows. Under Wide, 2 to 4 tokens of the AVX-512 tiles' 8-bit records
   // take the 4-panel GEMV tile at any width (203 × 1536: on one thread three tiles and one panel), those of the
-  // other records (4-bit ones with 2 tokens) at 4096 and 9216 columns.
+  // other records (4-bit ones with 2 tokens) at 4096 and 9216 columns; on the AVX2 tiles 2 tokens of 8-bit records take
+  // the 8-half tile, 3 and 4 tokens a 4-half one, at 3072, 4096 and 9216 columns.
   const int64_t n = 107;
   const std::pair<int64_t, int64_t> shapes[] = {{203, 1536}, {37, 1536}, {1, 1536}, {45, 3072}, {75, 9216}, {60, 4096}};
   for (const PackCase& k : kPackCases)

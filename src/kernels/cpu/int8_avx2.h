@@ -543,6 +543,22 @@ void int8_tokens_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, i
 constexpr int kGemvWideHalves = 2 * kGemvWidePanels;
 constexpr int64_t kGemvWidePanelBytes = 32 * 1024;
 
+// 2 to 4 tokens of 8-bit records (continuous batching decoding several sequences) go several panels at a time there
+// too, from the same panel size: 2 tokens 4 panels (8 × 2 sums), 3 or 4 tokens 2 panels (4 halves; without
+// AVX-VNNI only from kWideTokensCols columns). They had run one panel at a time, at 40–70 % of one token's read
+// rate. On a Zen 5 EPYC under VERDICT_ISA=avx2 (`BM_Gemv/3/ROWS/COLS/N/2`, best GB/s, the old and new tiles
+// alternating three times): 2 tokens 36–40 → 49–65 with AVX-VNNI, 34–37 → 40–52 without; 3 tokens 33–35 → 42–52 on
+// panels of 6144 or 12288 columns (level on 2048), 4 tokens 26–27 → 30–41. On panels under 32 KiB (1024 columns)
+// 4 panels read less (the 248,320 × 1024 output matrix, 2 tokens: 44–47 → 39–40), and 4-bit records gained on some
+// shapes and lost on others; those keep one panel (docs/performance.md, "Several sequences on the AVX2 tiles").
+constexpr int64_t kWideTokensCols = 3072;
+template <bool VNNI>
+int wide_token_halves(const PackedView& w, int64_t n) {
+  if (n < 2 || n > 4 || prefetch_weight_streams() || w.blocks * w.block_stride < kGemvWidePanelBytes) return 0;
+  if (n == 2) return kGemvWideHalves;
+  return VNNI || w.cols >= kWideTokensCols ? kGemvWideHalves / 2 : 0;
+}
+
 template <bool VNNI, int BITS, bool MINS, bool SUB = false, bool LUT = false>
 void int8_panels_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
                       float* y, uint8_t* scratch) {
@@ -554,6 +570,14 @@ void int8_panels_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, i
     if (t1 - t0 == 1 && !prefetch_weight_streams() && w.blocks * w.block_stride >= kGemvWidePanelBytes)
       for (; g + kGemvWideHalves <= g1; g += kGemvWideHalves)
         int8_micro_avx2<VNNI, kGemvWideHalves, 1, BITS, MINS, SUB, false, LUT>(w, a, t0, g, y);
+  }
+  if constexpr (BITS == 8) {
+    const int halves = wide_token_halves<VNNI>(w, t1 - t0);
+    with_count(halves != 0 ? t1 - t0 : 0, [&]<int TB>() {
+      constexpr int kHalves = TB == 2 ? kGemvWideHalves : kGemvWideHalves / 2;
+      if constexpr (TB >= 2 && TB <= 4)
+        for (; g + kHalves <= g1; g += kHalves) int8_micro_avx2<VNNI, kHalves, TB, BITS, MINS>(w, a, t0, g, y);
+    });
   }
   for (; g + RH <= g1; g += RH) int8_tokens_avx2<VNNI, RH, BITS, MINS, SUB, LUT>(w, a, t0, t1, g, y, scratch);
   for (; g < g1; ++g) int8_tokens_avx2<VNNI, 1, BITS, MINS, SUB, LUT>(w, a, t0, t1, g, y, scratch);

@@ -73,7 +73,8 @@ inline constexpr int64_t kGemvPrefetchTokens = 4;
 // Whether the streaming tiles prefetch their weights in software (weight_streams(), isa.h: by default on Intel
 // CPUs, from the CPUID vendor check in dispatch.cc); otherwise one token of AVX-512 Int8 records (but Q2_K and
 // Q3_K) goes 4 panels at a time (2 to 4 tokens too, for 8-bit records or long panels: gemm_avx512.cc), and so does
-// one token of the AVX2 tiles' 8- and 4-bit records of long panels (int8_avx2.h).
+// one token of the AVX2 tiles' 8- and 4-bit records of long panels (2 to 4 tokens of 8-bit ones 4 or 2 panels:
+// int8_avx2.h).
 bool cpu_is_intel();
 inline bool prefetch_weight_streams() { return weight_streams() == WeightStreams::Prefetch; }
 // The wide GEMV tiles (WeightStreams::Wide) run this many panels at a time (AVX2: twice as many 8-row
