@@ -544,13 +544,13 @@ constexpr int kGemvWideHalves = 2 * kGemvWidePanels;
 constexpr int64_t kGemvWidePanelBytes = 32 * 1024;
 
 // 2 to 4 tokens of 8-bit records (continuous batching decoding several sequences) go several panels at a time there
-// too, from the same panel size: 2 tokens 4 panels (8 × 2 sums), 3 or 4 tokens 2 panels (4 halves; without
-// AVX-VNNI only from kWideTokensCols columns). They had run one panel at a time, at 40–70 % of one token's read
-// rate. On a Zen 5 EPYC under VERDICT_ISA=avx2 (`BM_Gemv/3/ROWS/COLS/N/2`, best GB/s, the old and new tiles
-// alternating three times): 2 tokens 36–40 → 49–65 with AVX-VNNI, 34–37 → 40–52 without; 3 tokens 33–35 → 42–52 on
-// panels of 6144 or 12288 columns (level on 2048), 4 tokens 26–27 → 30–41. On panels under 32 KiB (1024 columns)
-// 4 panels read less (the 248,320 × 1024 output matrix, 2 tokens: 44–47 → 39–40), and 4-bit records gained on some
-// shapes and lost on others; those keep one panel (docs/performance.md, "Several sequences on the AVX2 tiles").
+// too, from the same panel size: 2 tokens 4 panels (8 × 2 sums), 3 or 4 tokens 2 panels (4 halves; without AVX-VNNI
+// only from kWideTokensCols columns). They had run one panel at a time, at 40–70 % of one token's read rate. On a Zen 5
+// EPYC under VERDICT_ISA=avx2 (`BM_Gemv/3/ROWS/COLS/N/2`, best GB/s, the old and new tiles alternating two or three
+// times): 2 tokens 36–40 → 49–65 with AVX-VNNI, 34–37 → 40–52 without; 3 tokens 33–35 → 42–52 on panels of 6144 or
+// 12288 columns (level on 2048), 4 tokens 26–27 → 30–41. On panels under 32 KiB (1024 columns) 4 panels read less (the
+// 248,320 × 1024 output matrix, 2 tokens: 44–47 → 39–40), and 4-bit records gained on some shapes and lost on others;
+// those keep one panel (docs/performance.md, "Several sequences on the AVX2 tiles").
 constexpr int64_t kWideTokensCols = 3072;
 template <bool VNNI>
 int wide_token_halves(const PackedView& w, int64_t n) {
