@@ -580,7 +580,6 @@ constexpr int kInt8GemvWidePanels = kGemvWidePanels;
 // 4 panels (Q4_K 248,320 × 1024, 2 tokens: 36–48 → 34–43), and 3 or 4 tokens of 4-bit records gained on some long
 // matrices and lost on others (Q4_K 4096 × 12288, 4 tokens: 39–44 → 35–39); those keep the previous tiles
 // (docs/performance.md, "Decoding several sequences on AMD").
-constexpr int64_t kWideTokensCols = 3072;
 template <int BITS, bool SUB>
 bool wide_tokens(const PackedView& w, int64_t n) {
   if (prefetch_weight_streams() || (SUB && BITS <= 4)) return false;  // Q2_K, Q3_K: one panel

@@ -551,7 +551,6 @@ constexpr int64_t kGemvWidePanelBytes = 32 * 1024;
 // 12288 columns (level on 2048), 4 tokens 26–27 → 30–41. On panels under 32 KiB (1024 columns) 4 panels read less (the
 // 248,320 × 1024 output matrix, 2 tokens: 44–47 → 39–40), and 4-bit records gained on some shapes and lost on others;
 // those keep one panel (docs/performance.md, "Several sequences on the AVX2 tiles").
-constexpr int64_t kWideTokensCols = 3072;
 template <bool VNNI>
 int wide_token_halves(const PackedView& w, int64_t n) {
   if (n < 2 || n > 4 || prefetch_weight_streams() || w.blocks * w.block_stride < kGemvWidePanelBytes) return 0;

@@ -80,6 +80,10 @@ inline bool prefetch_weight_streams() { return weight_streams() == WeightStreams
 // The wide GEMV tiles (WeightStreams::Wide) run this many panels at a time (AVX2: twice as many 8-row
 // halves); there the decode products split their panels into chunks of a multiple of it (dispatch.cc).
 inline constexpr int64_t kGemvWidePanels = 4;
+// From this many columns the wide tiles also take 2 to 4 tokens of records they would not take them for on shorter
+// panels (AVX-512: 5- and 6-bit records, 4-bit ones with 2 tokens; AVX2 without AVX-VNNI: 3 or 4 tokens of 8-bit
+// records): gemm_avx512.cc's wide_tokens, int8_avx2.h's wide_token_halves.
+inline constexpr int64_t kWideTokensCols = 3072;
 
 // The streaming tiles' software prefetch: every 64-byte line of [from, from + bytes) into L2 (prefetcht1).
 // Callers pass the address kGemvPrefetchBytes (or their own distance) ahead of what they load.
