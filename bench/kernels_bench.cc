@@ -736,6 +736,31 @@ BENCHMARK(BM_QuantizeRows)
     ->ArgsProduct({{0, 1, 2}, {1024, 2048, 3584}})
     ->Unit(benchmark::kMicrosecond);
 
+// Packing at load (kernels::pack): the time a model's matrices take to become the kernels' panels, a 6144 × 2048
+// matrix of each type (qwen35-2b's MLP). Args: kind, threads. GB_per_s counts the file's bytes read (the source
+// matrix), packed_GB_per_s the panels written.
+void BM_Pack(benchmark::State& state) {
+  const int kind = static_cast<int>(state.range(0));
+  kernels::set_num_threads(static_cast<int>(state.range(1)));
+  const std::unique_ptr<Weight> w = make(kind, 6144, 2048);
+  const double source = static_cast<double>(w->view.rows * w->view.row_bytes());
+  double packed = 0.0;
+  for (auto _ : state) {
+    const kernels::PackedWeight p = kernels::pack(w->view, pack_kind(kind));
+    packed = static_cast<double>(p.bytes());
+    benchmark::DoNotOptimize(p.view());
+  }
+  const auto iterations = static_cast<double>(state.iterations());
+  state.counters["GB_per_s"] = benchmark::Counter(iterations * source / 1e9, benchmark::Counter::kIsRate);
+  state.counters["packed_GB_per_s"] = benchmark::Counter(iterations * packed / 1e9, benchmark::Counter::kIsRate);
+  state.SetLabel(kind_name(kind));
+}
+BENCHMARK(BM_Pack)
+    ->ArgsProduct({{kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K, kQ3_K, kQ2_K, kIq4Xs, kQ4_1, kQ5_0, kMlx4, kMlx6, kBf16, kF16,
+                    kBf16Fma},
+                   {1, 2}})
+    ->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -46,27 +46,6 @@ std::optional<DType> dtype_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-float f16_to_f32(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1fu;
-  const uint32_t mant = h & 0x3ffu;
-  float out;
-  if (exp == 0) {
-    // zero or subnormal: mant * 2^-24
-    out = std::ldexp(static_cast<float>(mant), -24);
-    if (sign) out = -out;
-    return out;
-  }
-  uint32_t bits;
-  if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 112u) << 23) | (mant << 13);
-  }
-  std::memcpy(&out, &bits, sizeof out);
-  return out;
-}
-
 uint16_t f32_to_f16(float f) {
   uint32_t bits;
   std::memcpy(&bits, &f, sizeof bits);

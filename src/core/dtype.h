@@ -34,8 +34,29 @@ inline uint16_t f32_to_bf16(float f) {
   return static_cast<uint16_t>((bits + rounding) >> 16);
 }
 
-// IEEE half to float, exact (subnormals, infinities and NaN included).
-float f16_to_f32(uint16_t h);
+// IEEE half to float, exact (subnormals, infinities and NaN included). Inline: loading and packing a model's
+// quantized matrices converts one half per 32 weights.
+inline float f16_to_f32(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  const uint32_t mant = h & 0x3ffu;
+  float out;
+  if (exp == 0) {
+    // zero or subnormal: mant * 2^-24 (exact in fp32)
+    out = static_cast<float>(mant) * 0x1p-24f;
+    if (sign) out = -out;
+    return out;
+  }
+  uint32_t bits;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp + 112u) << 23) | (mant << 13);
+  }
+  std::memcpy(&out, &bits, sizeof out);
+  return out;
+}
+
 // Float to IEEE half, round to nearest even.
 uint16_t f32_to_f16(float f);
 

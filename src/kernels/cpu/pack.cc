@@ -1,5 +1,6 @@
 // pack(): weights repacked into the panels the Int8, Bf16, F16 and Bf16Fma GEMMs stream (layout in ops.h).
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -25,11 +26,12 @@ using cpu::kQBlock;
 using cpu::kSuperBlocks;
 using cpu::kSuperFloats;
 
-float half_at(const uint8_t* p) {
+uint16_t half_bits_at(const uint8_t* p) {
   uint16_t h;
   std::memcpy(&h, p, sizeof h);
-  return f16_to_f32(h);
+  return h;
 }
+float half_at(const uint8_t* p) { return f16_to_f32(half_bits_at(p)); }
 
 // One 32-column block of row r as W = scale · q + min with unsigned q (stored value = q + offset; Q8_0,
 // Q4_0, Q5_0: min = 0; IQ4_NL, IQ4_XS: q holds the nibble, whose value kIq4Values[q] the kernels look up). Q3_K–Q6_K
@@ -39,6 +41,7 @@ float half_at(const uint8_t* p) {
 // columns 0–15 and dmin · m1 on 16–31 (neg_m0 = −m0, neg_m1 = −m1).
 struct BlockParts {
   uint8_t q[kQBlock];
+  uint16_t half_scale = 0;  // Q8_0, Q4_0, Q5_0, IQ4_NL: the file's fp16 scale, as stored
   float scale = 0.0f;
   float min = 0.0f;
   int8_t first = 0, second = 0;
@@ -72,19 +75,20 @@ int pack_bits(const WeightMatrix& w) {
   return 4;
 }
 
+template <WeightType T, int Bits>
 void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
   const int64_t c0 = b * kQBlock;
-  switch (w.type) {
+  switch (T) {
     case WeightType::Q8_0: {
       const uint8_t* blk = w.blocks + r * w.row_bytes() + b * 34;
-      out.scale = half_at(blk);
+      out.half_scale = half_bits_at(blk);
       for (int i = 0; i < kQBlock; ++i) out.q[i] = static_cast<uint8_t>(static_cast<int8_t>(blk[2 + i]) + 128);
       return;
     }
     case WeightType::Q4_0:
     case WeightType::IQ4_NL: {  // IQ4_NL: the nibbles as they are (the kernels look their values up)
       const uint8_t* blk = w.blocks + r * w.row_bytes() + b * 18;
-      out.scale = half_at(blk);
+      out.half_scale = half_bits_at(blk);
       for (int i = 0; i < 16; ++i) {
         out.q[i] = blk[2 + i] & 0xF;
         out.q[16 + i] = blk[2 + i] >> 4;
@@ -94,15 +98,25 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
     case WeightType::Q4_1:
     case WeightType::Q5_0:
     case WeightType::Q5_1: {  // Q4_1, Q5_1: a min m after d
-      const uint8_t* blk = w.blocks + r * w.row_bytes() + b * block_bytes(w.type);
+      const uint8_t* blk = w.blocks + r * w.row_bytes() + b * block_bytes(T);
+      out.half_scale = half_bits_at(blk);
       out.scale = half_at(blk);
-      out.min = w.type != WeightType::Q5_0 ? half_at(blk + 2) : 0.0f;
-      for (int i = 0; i < kQBlock; ++i) out.q[i] = static_cast<uint8_t>(cpu::legacy_value(w.type, blk, i));
+      out.min = T != WeightType::Q5_0 ? half_at(blk + 2) : 0.0f;
+      // cpu::legacy_value for every i at once: the nibbles of qs, for Q5_0 and Q5_1 bit i of qh as bit 4
+      constexpr int head = T == WeightType::Q5_0 ? 2 : 4;
+      constexpr bool five = T != WeightType::Q4_1;
+      const uint8_t* qs = blk + head + (five ? 4 : 0);
+      uint32_t qh = 0;
+      if constexpr (five) std::memcpy(&qh, blk + head, sizeof qh);
+      for (int i = 0; i < 16; ++i) {
+        out.q[i] = static_cast<uint8_t>((qs[i] & 0xF) | ((qh >> i) & 1) << 4);
+        out.q[16 + i] = static_cast<uint8_t>((qs[i] >> 4) | ((qh >> (16 + i)) & 1) << 4);
+      }
       return;
     }
     case WeightType::Q4_K:
     case WeightType::Q5_K: {  // Q5_K: Q4_K's scales, its 32 bytes of fifth bits (bit j: sub-block j), nibbles
-      const bool q5 = w.type == WeightType::Q5_K;
+      constexpr bool q5 = T == WeightType::Q5_K;
       const uint8_t* sb = w.blocks + r * w.row_bytes() + (b / 8) * (q5 ? 176 : 144);
       const int j = static_cast<int>(b % 8);
       int sc = 0, m = 0;
@@ -124,7 +138,12 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
       out.first = static_cast<int8_t>(cpu::q3k_scale(sb, e0 / 16));
       out.second = static_cast<int8_t>(cpu::q3k_scale(sb, e0 / 16 + 1));
       out.d = out.d2 = half_at(sb + 108);
-      for (int i = 0; i < kQBlock; ++i) out.q[i] = static_cast<uint8_t>(cpu::q3k_value(sb, e0 + i));
+      // cpu::q3k_value(sb, e0 + i): bits 2j of the low-bit field's byte 32 · (j / 4) + i (j = e0 / 32), bit j of
+      // hmask byte i as bit 2
+      const int j = e0 / kQBlock;
+      const uint8_t* low = sb + 32 + 32 * (j / 4);
+      for (int i = 0; i < kQBlock; ++i)
+        out.q[i] = static_cast<uint8_t>(((low[i] >> (2 * (j % 4))) & 3) | ((sb[i] >> j) & 1) << 2);
       return;
     }
     case WeightType::Q2_K: {  // sub16 like Q3_K, and a min per half (ops.h)
@@ -136,7 +155,9 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
       out.neg_m1 = static_cast<int8_t>(-cpu::q2k_min(sb, e0 / 16 + 1));
       out.d = out.d2 = half_at(sb + 80);
       out.dmin = half_at(sb + 82);
-      for (int i = 0; i < kQBlock; ++i) out.q[i] = static_cast<uint8_t>(cpu::q2k_value(sb, e0 + i));
+      const int j = e0 / kQBlock;  // cpu::q2k_value(sb, e0 + i): bits 2j of qs byte 32 · (j / 4) + i
+      const uint8_t* qs = sb + 16 + 32 * (j / 4);
+      for (int i = 0; i < kQBlock; ++i) out.q[i] = static_cast<uint8_t>((qs[i] >> (2 * (j % 4))) & 3);
       return;
     }
     case WeightType::IQ4_XS: {  // one factored scale d · (ls − 32) per block (no second vector), the nibbles
@@ -161,25 +182,160 @@ void block_parts(const WeightMatrix& w, int64_t r, int64_t b, BlockParts& out) {
       out.first = scales[e0 / 16];
       out.second = scales[e0 / 16 + 1];
       out.d = out.d2 = half_at(sb + 208);
+      // Value e = e0 + i: half = e / 128 and quarter = (e % 128) / 32 are the block's, l = e % 32 = i.
+      const int half = e0 / 128, quarter = (e0 % 128) / 32;
+      const uint8_t* ql = sb + half * 64 + (quarter % 2) * 32;
+      const uint8_t* qh = sb + 128 + half * 32;
       for (int i = 0; i < kQBlock; ++i) {
-        const int e = e0 + i, half = e / 128, k = e % 128, quarter = k / 32, l = k % 32;
-        const int low = (sb[half * 64 + (quarter % 2) * 32 + l] >> (4 * (quarter / 2))) & 0xF;
-        const int high = (sb[128 + half * 32 + l] >> (2 * quarter)) & 3;
+        const int low = (ql[i] >> (4 * (quarter / 2))) & 0xF;
+        const int high = (qh[i] >> (2 * quarter)) & 3;
         out.q[i] = static_cast<uint8_t>(low | (high << 4));
       }
       return;
     }
     case WeightType::MlxAffine: {
-      const int64_t g = r * w.groups_per_row() + c0 / w.group_size;
-      out.scale = w.scales[g];
-      out.min = w.biases[g];
-      const uint32_t* row = w.packed + r * w.packed_row_words();
-      for (int i = 0; i < kQBlock; ++i) out.q[i] = static_cast<uint8_t>(cpu::mlx_value(row, c0 + i, w.bits));
+      if constexpr (T == WeightType::MlxAffine) {
+        const int64_t g = r * w.groups_per_row() + c0 / w.group_size;
+        out.scale = w.scales[g];
+        out.min = w.biases[g];
+        // cpu::mlx_value for the block's 32 values, which fill Bits whole words from word c0 · Bits / 32: as
+        // little-endian bytes, every 8 values of 4 or 8 bits and every 4 values of 6 bits start on a byte
+        static_assert(std::endian::native == std::endian::little && (Bits == 4 || Bits == 6 || Bits == 8));
+        uint8_t bytes[4 * Bits];
+        std::memcpy(bytes, w.packed + r * w.packed_row_words() + c0 * Bits / 32, sizeof bytes);
+        if constexpr (Bits == 8) {
+          std::memcpy(out.q, bytes, kQBlock);
+        } else if constexpr (Bits == 4) {
+          for (int i = 0; i < 16; ++i) {
+            out.q[2 * i] = bytes[i] & 0xF;
+            out.q[2 * i + 1] = bytes[i] >> 4;
+          }
+        } else {
+          for (int m = 0; m < 8; ++m) {
+            const uint32_t t = bytes[3 * m] | uint32_t{bytes[3 * m + 1]} << 8 | uint32_t{bytes[3 * m + 2]} << 16;
+            for (int n = 0; n < 4; ++n) out.q[4 * m + n] = static_cast<uint8_t>((t >> (6 * n)) & 63);
+          }
+        }
+      }
       return;
     }
     default:
       throw Error("pack: no Int8 form for this weight type");
   }
+}
+
+// Where the parts of one Int8 matrix go (layout in ops.h); the pointers that do not apply to its type are null.
+struct Int8Targets {
+  uint8_t* records;
+  int64_t blocks, block_stride, weight_bytes;
+  uint16_t* half_scales;
+  int8_t* factors;
+  float* super_scales;
+  int8_t* mins16;
+  float* min_scales;
+};
+
+uint32_t word_at(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+void put_word(uint8_t* p, uint32_t v) { std::memcpy(p, &v, sizeof v); }
+
+// Writes one row's 32 values q (each < 2^Bits) into its lanes 4i .. 4i + 3 of an Int8 record (layout in ops.h and
+// kernel_table.h): column c belongs to chunk c / 4, lane 4i + c % 4. A 32-bit word holds the 4 lanes of a chunk,
+// byte k the value of column 4 · chunk + k, so each vector's lanes take one store.
+template <int Bits>
+void write_values(const uint8_t* q, uint8_t* rec, int64_t i) {
+  static_assert(std::endian::native == std::endian::little);
+  const auto chunk = [q](int j) { return word_at(q + 4 * j); };
+  uint8_t* const lanes = rec + 4 * i;
+  if constexpr (Bits == 8) {
+    for (int j = 0; j < 8; ++j) put_word(lanes + 64 * j, chunk(j));
+  } else if constexpr (Bits == 2) {  // vector v: chunks 4v .. 4v + 3 at bits 0, 2, 4, 6 (two_bit_vector, _shift)
+    for (int v = 0; v < 2; ++v) {
+      uint32_t word = 0;
+      for (int j = 4 * v; j < 4 * v + 4; ++j) word |= (chunk(j) & 0x03030303u) << cpu::two_bit_shift(j);
+      put_word(lanes + 64 * v, word);
+    }
+  } else {
+    // 4, 5 and 6 bits: nibble vector j holds chunk j's low 4 bits in its low nibbles and chunk j + 4's in its high
+    for (int j = 0; j < 4; ++j) put_word(lanes + 64 * j, (chunk(j) & 0x0F0F0F0Fu) | (chunk(j + 4) & 0x0F0F0F0Fu) << 4);
+    if constexpr (Bits == 6) {  // the 2 high bits: vector high_bits_vector(j) at bits high_bits_shift(j)
+      uint32_t words[2] = {0, 0};
+      for (int j = 0; j < 8; ++j)
+        words[cpu::high_bits_vector(j)] |= (chunk(j) >> 4 & 0x03030303u) << cpu::high_bits_shift(j);
+      put_word(lanes + 256, words[0]);
+      put_word(lanes + 256 + 64, words[1]);
+    }
+    if constexpr (Bits == 5) {  // bit 4 of chunk j at bit j of the one vector after the nibbles
+      uint32_t word = 0;
+      for (int j = 0; j < 8; ++j) word |= (chunk(j) >> 4 & 0x01010101u) << j;
+      put_word(lanes + cpu::kFifthBits, word);
+    }
+  }
+}
+
+// Packs panel p of `w` (rows 16p .. 16p + 15) into `t`. One instance per type and bits, so that each block's
+// decoding and stores compile to fixed shifts (docs/performance.md, "Load time").
+template <WeightType T, int Bits>
+void pack_panel(const WeightMatrix& w, const Int8Targets& t, int64_t p) {
+  BlockParts parts;
+  for (int64_t i = 0; i < kPackRows && p * kPackRows + i < w.rows; ++i) {
+    const int64_t r = p * kPackRows + i;
+    for (int64_t b = 0; b < t.blocks; ++b) {
+      block_parts<T, Bits>(w, r, b, parts);
+      uint8_t* rec = t.records + (p * t.blocks + b) * t.block_stride;
+      write_values<Bits>(parts.q, rec, i);
+      if (t.half_scales != nullptr) {
+        t.half_scales[(p * t.blocks + b) * kPackRows + i] = parts.half_scale;
+      } else if (t.factors != nullptr) {
+        int8_t* f = t.factors + (p * t.blocks + b) * kFactorBytes;
+        f[i] = parts.first;
+        f[kPackRows + i] = parts.second;
+        float* s = t.super_scales + (p * (t.blocks / kSuperBlocks) + b / kSuperBlocks) * kSuperFloats;
+        s[i] = parts.d;
+        s[kPackRows + i] = parts.d2;
+        if (t.mins16 != nullptr) {
+          int8_t* m = t.mins16 + (p * t.blocks + b) * kMinBytes;
+          m[i] = parts.neg_m0;
+          m[kPackRows + i] = parts.neg_m1;
+          t.min_scales[(p * (t.blocks / kSuperBlocks) + b / kSuperBlocks) * kMinFloats + i] = parts.dmin;
+        }
+      } else {  // MLX, Q4_1, Q5_1
+        std::memcpy(rec + t.weight_bytes + 4 * i, &parts.scale, sizeof(float));
+        std::memcpy(rec + t.weight_bytes + 64 + 4 * i, &parts.min, sizeof(float));
+      }
+    }
+  }
+}
+
+using PanelPacker = void (*)(const WeightMatrix&, const Int8Targets&, int64_t);
+
+// The pack_panel instance for `w`'s type and its records' `bits` (pack_bits).
+PanelPacker panel_packer(const WeightMatrix& w, int bits) {
+  switch (w.type) {
+    case WeightType::Q8_0: return pack_panel<WeightType::Q8_0, 8>;
+    case WeightType::Q4_0: return pack_panel<WeightType::Q4_0, 4>;
+    case WeightType::IQ4_NL: return pack_panel<WeightType::IQ4_NL, 4>;
+    case WeightType::Q4_1: return pack_panel<WeightType::Q4_1, 4>;
+    case WeightType::Q5_0: return pack_panel<WeightType::Q5_0, 5>;
+    case WeightType::Q5_1: return pack_panel<WeightType::Q5_1, 5>;
+    case WeightType::Q4_K: return pack_panel<WeightType::Q4_K, 4>;
+    case WeightType::Q5_K: return pack_panel<WeightType::Q5_K, 5>;
+    case WeightType::Q3_K: return pack_panel<WeightType::Q3_K, 4>;
+    case WeightType::Q2_K: return pack_panel<WeightType::Q2_K, 2>;
+    case WeightType::IQ4_XS: return pack_panel<WeightType::IQ4_XS, 4>;
+    case WeightType::Q6_K: return pack_panel<WeightType::Q6_K, 6>;
+    case WeightType::MlxAffine:
+      if (bits == 4) return pack_panel<WeightType::MlxAffine, 4>;
+      if (bits == 6) return pack_panel<WeightType::MlxAffine, 6>;
+      if (bits == 8) return pack_panel<WeightType::MlxAffine, 8>;
+      break;
+    default:
+      break;
+  }
+  throw Error("pack: no Int8 form for this weight type");
 }
 
 }  // namespace
@@ -333,62 +489,27 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
       half_scales = reinterpret_cast<uint16_t*>(beside);
       v->half_scales = half_scales;
     }
-    parallel_for(pv.panels, static_cast<double>(kPackRows * w.cols), [&](int64_t p) {
-      BlockParts parts;
-      for (int64_t i = 0; i < kPackRows && p * kPackRows + i < w.rows; ++i) {
-        const int64_t r = p * kPackRows + i;
-        for (int64_t b = 0; b < pv.blocks; ++b) {
-          block_parts(w, r, b, parts);
-          uint8_t* rec = storage + (p * pv.blocks + b) * pv.block_stride;
-          for (int64_t c = 0; c < kQBlock; ++c) {
-            const int64_t chunk = c / 4, lane = 4 * i + c % 4;
-            const auto q = static_cast<uint8_t>(parts.q[c]);
-            if (pv.bits == 8) {
-              rec[64 * chunk + lane] = q;
-              continue;
-            }
-            if (pv.bits == 2) {
-              rec[64 * cpu::two_bit_vector(chunk) + lane] |= static_cast<uint8_t>(q << cpu::two_bit_shift(chunk));
-              continue;
-            }
-            // 4, 5 and 6 bits: the low 4 bits in the nibbles; 6 bits: the 2 high bits in the fields after
-            // them; 5 bits: bit 4 in the one field after them
-            rec[64 * (chunk % 4) + lane] |= static_cast<uint8_t>((q & 0xF) << (chunk < 4 ? 0 : 4));
-            if (pv.bits == 6)
-              rec[256 + 64 * cpu::high_bits_vector(chunk) + lane] |=
-                  static_cast<uint8_t>((q >> 4) << cpu::high_bits_shift(chunk));
-            if (pv.bits == 5) rec[cpu::kFifthBits + lane] |= static_cast<uint8_t>((q >> 4) << chunk);
-          }
-          if (half_scales != nullptr) {
-            half_scales[(p * pv.blocks + b) * kPackRows + i] = f32_to_f16(parts.scale);  // exact: an fp16 scale
-          } else if (factors != nullptr) {
-            int8_t* f = factors + (p * pv.blocks + b) * kFactorBytes;
-            f[i] = parts.first;
-            f[kPackRows + i] = parts.second;
-            float* s = super_scales + (p * (pv.blocks / kSuperBlocks) + b / kSuperBlocks) * kSuperFloats;
-            s[i] = parts.d;
-            s[kPackRows + i] = parts.d2;
-            if (mins16 != nullptr) {
-              int8_t* m = mins16 + (p * pv.blocks + b) * kMinBytes;
-              m[i] = parts.neg_m0;
-              m[kPackRows + i] = parts.neg_m1;
-              min_scales[(p * (pv.blocks / kSuperBlocks) + b / kSuperBlocks) * kMinFloats + i] = parts.dmin;
-            }
-          } else {  // MLX, Q4_1, Q5_1
-            std::memcpy(rec + weight_bytes + 4 * i, &parts.scale, sizeof(float));
-            std::memcpy(rec + weight_bytes + 64 + 4 * i, &parts.min, sizeof(float));
-          }
-        }
-      }
-    });
+    const Int8Targets t{storage, pv.blocks, pv.block_stride, weight_bytes, half_scales, factors, super_scales, mins16,
+                        min_scales};
+    const PanelPacker packer = panel_packer(w, pv.bits);
+    parallel_for(pv.panels, static_cast<double>(kPackRows * w.cols), [&](int64_t p) { packer(w, t, p); });
   } else if (kind == PackKind::F16 || kind == PackKind::Bf16Fma) {
     const auto* values = kind == PackKind::F16 ? w.blocks : reinterpret_cast<const uint8_t*>(w.bf16);
     parallel_for(pv.panels, static_cast<double>(kFmaPanelRows * w.cols), [&](int64_t p) {
       uint8_t* panel = storage + p * w.cols * 2 * kFmaPanelRows;
-      for (int64_t i = 0; i < kFmaPanelRows && p * kFmaPanelRows + i < w.rows; ++i) {
-        const uint8_t* src = values + (p * kFmaPanelRows + i) * w.cols * 2;
-        for (int64_t c = 0; c < w.cols; ++c) std::memcpy(panel + (c * kFmaPanelRows + i) * 2, src + 2 * c, 2);
+      const int64_t rows = std::min(kFmaPanelRows, w.rows - p * kFmaPanelRows);
+      const auto row = [&](int64_t i) { return values + (p * kFmaPanelRows + i) * w.cols * 2; };
+      int64_t i = 0;
+      for (; i + 4 <= rows; i += 4) {  // rows i .. i + 3 of a column side by side: one 8-byte store
+        const uint8_t *r0 = row(i), *r1 = row(i + 1), *r2 = row(i + 2), *r3 = row(i + 3);
+        for (int64_t c = 0; c < w.cols; ++c) {
+          const uint64_t four = uint64_t{half_bits_at(r0 + 2 * c)} | uint64_t{half_bits_at(r1 + 2 * c)} << 16 |
+                             uint64_t{half_bits_at(r2 + 2 * c)} << 32 | uint64_t{half_bits_at(r3 + 2 * c)} << 48;
+          std::memcpy(panel + (c * kFmaPanelRows + i) * 2, &four, sizeof four);
+        }
       }
+      for (; i < rows; ++i)
+        for (int64_t c = 0; c < w.cols; ++c) std::memcpy(panel + (c * kFmaPanelRows + i) * 2, row(i) + 2 * c, 2);
     });
   } else {
     const int64_t chunks = pv.cols_padded / 2;
@@ -396,7 +517,9 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
       for (int64_t i = 0; i < kPackRows && p * kPackRows + i < w.rows; ++i) {
         const uint16_t* src = w.bf16 + (p * kPackRows + i) * w.cols;
         uint8_t* panel = storage + p * chunks * 64;
-        for (int64_t c = 0; c < w.cols; ++c) std::memcpy(panel + 64 * (c / 2) + 4 * i + 2 * (c % 2), src + c, 2);
+        // columns 2k and 2k + 1 side by side: one 4-byte copy per pair (the last column of an odd row alone)
+        for (int64_t k = 0; k < w.cols / 2; ++k) std::memcpy(panel + 64 * k + 4 * i, src + 2 * k, 4);
+        if (w.cols % 2 != 0) std::memcpy(panel + 64 * (w.cols / 2) + 4 * i, src + w.cols - 1, 2);
       }
     });
   }
