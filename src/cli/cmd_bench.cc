@@ -91,7 +91,8 @@ extern const char kBenchUsage[] =
     "Measures prefill and decode speed as llama.cpp's `llama-bench -p N -n N` does: prefill is one\n"
     "forward pass over --n-prompt random tokens in an empty sequence (logits of the last position);\n"
     "decode is --n-gen single-token steps from an empty sequence, each computing its logits. After one\n"
-    "warm-up of each, --repetitions timed runs; the medians are reported.\n"
+    "warm-up of each, --repetitions timed runs; the medians are reported. The text output also gives the\n"
+    "model's load time (reading the file and repacking its matrices).\n"
     "\n"
     "options:\n"
     "  --model PATH       checkpoint folder or qwen35 .gguf file\n"
@@ -116,7 +117,9 @@ int run_bench(Args& args) {
   args.finish();
   if (n_prompt == 0 && n_gen == 0) throw UsageError("nothing to measure: --n-prompt and --n-gen are both 0");
 
+  const auto load_start = std::chrono::steady_clock::now();
   const auto model = Backbone::load(path);
+  const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   const int64_t vocab = model->config().vocab;
   SeqStatePool pool = model->make_pool(1, std::max<int64_t>(n_prompt, n_gen) + 1);
   pool.acquire();
@@ -143,6 +146,7 @@ int run_bench(Args& args) {
   const int threads = kernels::default_pool().size();
   std::printf("model: %s (threads %d, %d repetitions, medians)\n", path.c_str(), threads, reps);
   std::printf("kernels: %s\n", kernels_text().c_str());
+  std::printf("load: %.1f ms (reading the file, repacking its matrices for the kernels)\n", 1e3 * load_seconds);
   if (n_prompt > 0)
     std::printf("  pp%-6lld %10.2f tokens/s   (runs: %s)\n", static_cast<long long>(n_prompt), median(prefill),
                 runs_text(prefill).c_str());

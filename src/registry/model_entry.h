@@ -42,6 +42,7 @@ struct ModelEntry {
   int leases = 0;
   Clock::time_point last_used = Clock::now();
   uint64_t loads = 0;
+  double load_seconds = 0;        // the last completed load's duration
   uint64_t load_attempts = 0;     // completed attempts, successful or not
   std::string last_error;         // reason of the last failed attempt ("" after a success)
 };

@@ -277,6 +277,7 @@ ModelStatus Registry::status_locked(const ModelEntry& e) const {
   s.memory_bytes = e.estimate.total();
   s.created = e.created;
   s.loads = e.loads;
+  s.load_seconds = e.load_seconds;
   s.last_error = e.last_error;
   if (e.state == ModelState::kLoaded && e.loaded) s.engine = e.loaded->scheduler().stats();
   return s;

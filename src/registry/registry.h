@@ -73,6 +73,7 @@ struct ModelStatus {
   std::size_t memory_bytes = 0;  // the estimate charged against the budget while resident
   int64_t created = 0;           // Unix seconds of the main weight file's modification time
   uint64_t loads = 0;            // completed loads
+  double load_seconds = 0;       // the last completed load's duration (0 before the first)
   std::string last_error;        // the last failed load's reason
   std::optional<engine::SchedulerStats> engine;  // while loaded
 

@@ -88,6 +88,7 @@ LoadedModel& Registry::ensure_loaded(ModelEntry& e, const std::function<bool()>&
   victims.clear();  // evicted engines stop here, outside the lock
   std::unique_ptr<LoadedModel> loaded;
   std::string error;
+  const auto started = std::chrono::steady_clock::now();
   try {
     loaded = LoadedModel::load(e.spec, params);
   } catch (const std::exception& ex) {
@@ -109,6 +110,7 @@ LoadedModel& Registry::ensure_loaded(ModelEntry& e, const std::function<bool()>&
   e.state = ModelState::kLoaded;
   e.last_error.clear();
   ++e.loads;
+  e.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   e.last_used = ModelEntry::Clock::now();
   changed_.notify_all();
   return *e.loaded;

@@ -200,6 +200,10 @@ std::string Metrics::render(const registry::Registry& registry, int in_flight) c
   w.family("verdict_model_loads_total", "counter", "Completed loads of the model.");
   for (const registry::ModelStatus& m : models)
     w.sample("verdict_model_loads_total", label("model", m.name), static_cast<double>(m.loads));
+  w.family("verdict_model_load_seconds", "gauge",
+           "The last completed load's duration: reading, repacking, starting the engine (0 before the first).");
+  for (const registry::ModelStatus& m : models)
+    w.sample("verdict_model_load_seconds", label("model", m.name), m.load_seconds);
   w.family("verdict_memory_budget_bytes", "gauge", "The memory budget for resident models (--max-memory).");
   w.sample("verdict_memory_budget_bytes", "", static_cast<double>(memory.budget));
   w.family("verdict_memory_used_bytes", "gauge", "Memory charged to resident and loading models.");

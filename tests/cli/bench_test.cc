@@ -1,6 +1,9 @@
 // `verdict bench`: the JSON external checks read, and its usage errors.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <string>
+
 #include "core/json.h"
 #include "support/fixtures.h"
 #include "support/process.h"
@@ -33,6 +36,11 @@ TEST(Bench, TextAndSkippedTests) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find("pp"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("tg3"), std::string::npos) << r.out;
+  double load_ms = -1;
+  const std::size_t at = r.out.find("\nload: ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  EXPECT_EQ(std::sscanf(r.out.c_str() + at, "\nload: %lf ms", &load_ms), 1) << r.out;
+  EXPECT_GT(load_ms, 0) << r.out;
 }
 
 // The text names the kernels that set the speed; under AVX-512 without the AMX tiles, how BF16 weights multiply

@@ -480,7 +480,8 @@ TEST(Metrics, PrometheusTextWithEveryFamily) {
        {"verdict_http_requests_total", "verdict_http_request_duration_seconds", "verdict_http_requests_in_flight",
         "verdict_queue_depth", "verdict_requests_running", "verdict_requests_waiting", "verdict_prompt_tokens_total",
         "verdict_decisions_total", "verdict_engine_tokens_per_second", "verdict_engine_step_sequences",
-        "verdict_model_loaded", "verdict_model_memory_bytes", "verdict_memory_budget_bytes", "verdict_memory_used_bytes"})
+        "verdict_model_loaded", "verdict_model_memory_bytes", "verdict_model_loads_total", "verdict_model_load_seconds",
+        "verdict_memory_budget_bytes", "verdict_memory_used_bytes"})
     EXPECT_TRUE(text.types.count(family)) << family;
   EXPECT_EQ(text.value("verdict_http_requests_total", {{"endpoint", "/v1/systemone"}, {"status", "200"}}), 1);
   EXPECT_EQ(text.value("verdict_http_requests_total", {{"endpoint", "/v1/systemone"}, {"status", "400"}}), 1);
@@ -489,6 +490,9 @@ TEST(Metrics, PrometheusTextWithEveryFamily) {
   EXPECT_EQ(text.value("verdict_model_loaded", {{"model", "clef-tiny"}, {"kind", "decision"}}), 1);
   EXPECT_EQ(text.value("verdict_model_loaded", {{"model", "clef-tiny-short"}, {"kind", "decision"}}), 0);
   EXPECT_GT(text.value("verdict_model_memory_bytes", {{"model", "clef-tiny"}}), 0);
+  EXPECT_EQ(text.value("verdict_model_loads_total", {{"model", "clef-tiny"}}), 1);
+  EXPECT_GT(text.value("verdict_model_load_seconds", {{"model", "clef-tiny"}}), 0);
+  EXPECT_EQ(text.value("verdict_model_load_seconds", {{"model", "clef-tiny-short"}}), 0);  // never loaded
   EXPECT_GT(text.value("verdict_prompt_tokens_total", {{"model", "clef-tiny"}}), 0);
   EXPECT_GT(text.value("verdict_engine_tokens_per_second", {{"model", "clef-tiny"}}), 0);
   EXPECT_EQ(text.value("verdict_http_requests_in_flight"), 1);  // this one
