@@ -238,7 +238,7 @@ std::string tokenizer_json_from_gguf(const GgufFile& f) {
       {"version", "1.0"},
       {"truncation", nullptr},
       {"padding", nullptr},
-      {"added_tokens", added},
+      {"added_tokens", nullptr},
       {"normalizer", {{"type", "NFC"}}},
       {"pre_tokenizer",
        {{"type", "Sequence"},
@@ -250,8 +250,12 @@ std::string tokenizer_json_from_gguf(const GgufFile& f) {
       {"model",
        {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", ""},
         {"end_of_word_suffix", ""}, {"fuse_unk", false}, {"byte_fallback", false}, {"ignore_merges", false},
-        {"vocab", vocab}, {"merges", merges}}},
+        {"vocab", nullptr}, {"merges", nullptr}}},
   };
+  // moved in after the braces, which copy their elements: the vocabulary and merges hold 10^5 entries each
+  tok["added_tokens"] = std::move(added);
+  tok["model"]["vocab"] = std::move(vocab);
+  tok["model"]["merges"] = std::move(merges);
   try {
     return tok.dump();
   } catch (const Json::exception& e) {
