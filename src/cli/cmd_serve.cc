@@ -178,6 +178,7 @@ ServeConfig parse(Args& args) {
   ServeConfig c;
   registry::RegistryOptions& r = c.registry;
   server::ServerOptions& s = c.server;
+  r.log = [](const std::string& line) { server::log_line(line); };
 
   for (const std::string& m : args.values("model"))
     r.models.push_back(as_usage_error([&] { return registry::model_from_flag(m); }));

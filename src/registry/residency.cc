@@ -3,6 +3,7 @@
 // loading a checkpoint and stopping an engine happen outside it.
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <utility>
 
 #include "core/error.h"
@@ -23,7 +24,11 @@ std::unique_ptr<LoadedModel> Registry::detach_locked(ModelEntry& e) {
   return gone;
 }
 
-std::vector<std::unique_ptr<LoadedModel>> Registry::make_room_locked(ModelEntry& e) {
+void Registry::log(const std::string& line) const {
+  if (options_.log) options_.log(line);
+}
+
+std::vector<std::unique_ptr<LoadedModel>> Registry::make_room_locked(ModelEntry& e, std::vector<std::string>& evicted) {
   const std::size_t need = e.estimate.total();
   std::vector<std::unique_ptr<LoadedModel>> victims;
   if (used_ + need <= budget_) return victims;
@@ -49,6 +54,7 @@ std::vector<std::unique_ptr<LoadedModel>> Registry::make_room_locked(ModelEntry&
   for (ModelEntry* victim : idle) {
     if (used_ + need <= budget_) break;
     victims.push_back(detach_locked(*victim));
+    evicted.push_back(victim->spec.name);
     ++evictions_;
   }
   return victims;
@@ -72,7 +78,8 @@ LoadedModel& Registry::ensure_loaded(ModelEntry& e, const std::function<bool()>&
     break;
   }
 
-  std::vector<std::unique_ptr<LoadedModel>> victims = make_room_locked(e);
+  std::vector<std::string> evicted;
+  std::vector<std::unique_ptr<LoadedModel>> victims = make_room_locked(e, evicted);
   e.state = ModelState::kLoading;
   e.charged = e.estimate.total();
   used_ += e.charged;
@@ -86,6 +93,7 @@ LoadedModel& Registry::ensure_loaded(ModelEntry& e, const std::function<bool()>&
   lock.unlock();
 
   victims.clear();  // evicted engines stop here, outside the lock
+  for (const std::string& name : evicted) log("model " + name + " evicted to make room for " + e.spec.name);
   std::unique_ptr<LoadedModel> loaded;
   std::string error;
   const auto started = std::chrono::steady_clock::now();
@@ -104,6 +112,8 @@ LoadedModel& Registry::ensure_loaded(ModelEntry& e, const std::function<bool()>&
     e.state = ModelState::kUnloaded;
     e.last_error = error;
     changed_.notify_all();
+    lock.unlock();
+    log("model " + e.spec.name + " failed to load: " + error);
     throw LoadFailedError(e.spec.name, error);
   }
   e.loaded = std::move(loaded);
@@ -113,7 +123,13 @@ LoadedModel& Registry::ensure_loaded(ModelEntry& e, const std::function<bool()>&
   e.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   e.last_used = ModelEntry::Clock::now();
   changed_.notify_all();
-  return *e.loaded;
+  LoadedModel& model = *e.loaded;  // the caller's lease keeps it resident
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.2f", e.load_seconds);
+  const std::string line = "model " + e.spec.name + " loaded in " + seconds + " s (~" + format_bytes(e.charged) + ")";
+  lock.unlock();
+  log(line);
+  return model;
 }
 
 void Registry::drop_lease(ModelEntry& e) {
@@ -185,14 +201,19 @@ void Registry::janitor() {
     changed_.wait_for(lock, tick);
     if (stopping_) break;
     std::vector<std::unique_ptr<LoadedModel>> gone;
+    std::vector<std::string> names;
     const auto now = ModelEntry::Clock::now();
     for (auto& e : entries_) {
-      if (e->state == ModelState::kLoaded && !e->pinned && e->leases == 0 && now - e->last_used >= ttl)
+      if (e->state == ModelState::kLoaded && !e->pinned && e->leases == 0 && now - e->last_used >= ttl) {
         gone.push_back(detach_locked(*e));
+        names.push_back(e->spec.name);
+      }
     }
     if (gone.empty()) continue;
     lock.unlock();
     gone.clear();
+    for (const std::string& name : names)
+      log("model " + name + " unloaded: idle for the TTL (" + std::to_string(ttl.count()) + " ms)");
     lock.lock();
   }
 }

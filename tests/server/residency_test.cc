@@ -2,7 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <memory>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "fake_step_models.h"
 #include "test_server.h"
@@ -35,6 +39,28 @@ registry::RegistryOptions three_models(const std::shared_ptr<Gate>& gate, std::v
   };
   return o;
 }
+
+// The registry's log lines (RegistryOptions::log), collected from whichever thread writes them.
+struct LogLines {
+  std::mutex mutex;
+  std::vector<std::string> lines;
+
+  static std::shared_ptr<LogLines> attach(registry::RegistryOptions& o) {
+    auto log = std::make_shared<LogLines>();
+    o.log = [log](const std::string& line) {
+      std::lock_guard lock(log->mutex);
+      log->lines.push_back(line);
+    };
+    return log;
+  }
+  // How many lines start with `prefix`.
+  int count(const std::string& prefix) {
+    std::lock_guard lock(mutex);
+    int n = 0;
+    for (const std::string& l : lines) n += l.rfind(prefix, 0) == 0 ? 1 : 0;
+    return n;
+  }
+};
 
 std::size_t one_model_estimate() {
   registry::RegistryOptions o = three_models(nullptr, {});
@@ -118,6 +144,7 @@ TEST(Leases, ConcurrentFirstRequestsShareOneLoad) {
 TEST(MemoryBudget, ThreeModelsInABudgetForTwoEvictTheLeastRecentlyUsed) {
   registry::RegistryOptions o = three_models(nullptr, {});
   o.max_memory_bytes = one_model_estimate() * 5 / 2;
+  const auto log = LogLines::attach(o);
   TestServer server(std::move(o), test_server_options());
   EXPECT_EQ(post_status(server, "a"), 200);
   EXPECT_EQ(post_status(server, "b"), 200);
@@ -128,6 +155,12 @@ TEST(MemoryBudget, ThreeModelsInABudgetForTwoEvictTheLeastRecentlyUsed) {
   EXPECT_EQ(state_of(server, "c"), "loaded");
   const registry::MemoryStatus memory = server.registry().memory();
   EXPECT_EQ(memory.evictions, 1u);
+  // The log says what happened: three loads (a once), b evicted for c.
+  EXPECT_EQ(log->count("model a loaded in "), 1);
+  EXPECT_EQ(log->count("model b loaded in "), 1);
+  EXPECT_EQ(log->count("model c loaded in "), 1);
+  EXPECT_EQ(log->count("model b evicted to make room for c"), 1);
+  EXPECT_EQ(log->count("model a evicted"), 0);
   EXPECT_LE(memory.used, memory.budget);
 
   // A pinned model is never the victim: pin c, then b evicts a.
@@ -167,9 +200,11 @@ TEST(MemoryBudget, APinnedModelHoldingTheBudgetMeans503) {
 TEST(MemoryBudget, TtlUnloadsIdleModels) {
   registry::RegistryOptions o = three_models(nullptr, {});
   o.ttl = std::chrono::milliseconds(150);
+  const auto log = LogLines::attach(o);
   TestServer server(std::move(o), test_server_options());
   EXPECT_EQ(post_status(server, "a"), 200);
   EXPECT_TRUE(eventually([&] { return state_of(server, "a") == "unloaded"; }, 3000));
+  EXPECT_TRUE(eventually([&] { return log->count("model a unloaded: idle for the TTL (150 ms)") == 1; }, 3000));
 }
 
 TEST(MemoryBudget, AModelTooLargeForTheWholeBudgetIs503) {
@@ -221,6 +256,7 @@ TEST(AdminRoutes, ACorruptCheckpointIs500ModelLoadFailed) {
   o.models = {{"broken", dir, registry::ModelKind::kDecision}};
   o.max_length = {{"broken", 1024}};
   o.slots = 1;
+  const auto log = LogLines::attach(o);
   {
     TestServer server(std::move(o), test_server_options());
     httplib::Client client = server.client();
@@ -234,6 +270,8 @@ TEST(AdminRoutes, ACorruptCheckpointIs500ModelLoadFailed) {
     EXPECT_EQ(message.rfind("model 'broken' failed to load: ", 0), 0u) << message;
     EXPECT_NE(message.find("(request id rid-1)"), std::string::npos) << message;
     EXPECT_EQ(state_of(server, "broken"), "unloaded");
+    EXPECT_EQ(log->count("model broken failed to load: "), 1);
+    EXPECT_EQ(log->count("model broken loaded"), 0);
   }
   ASSERT_EQ(std::system(("rm -rf " + dir).c_str()), 0);
 }
