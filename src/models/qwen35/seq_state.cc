@@ -38,15 +38,25 @@ SeqStatePool::SeqStatePool(const Config& c, int64_t max_sequences, int64_t max_t
   attention_layers_ = c.attention_layers;
   conv_.resize(checked_size(max_sequences, deltanet_layers_, conv_floats_));
   recurrent_.resize(checked_size(max_sequences, deltanet_layers_, recurrent_floats_));
-  keys_.resize(checked_size(max_sequences, attention_layers_, kv_floats_));
-  values_.resize(keys_.size());
+  kv_size_ = checked_size(max_sequences, attention_layers_, kv_floats_);
+  keys_ = kv_memory(kv_size_);
+  values_ = kv_memory(kv_size_);
   length_.assign(static_cast<std::size_t>(max_sequences), 0);
   spares_ = std::make_shared<SnapshotSpares>(spare_snapshot_bytes(c));
   in_use_.assign(static_cast<std::size_t>(max_sequences), false);
 }
 
+void KvMemoryFree::operator()(float* p) const { free_weight_memory(reinterpret_cast<uint8_t*>(p), bytes); }
+
+SeqStatePool::KvMemory SeqStatePool::kv_memory(std::size_t floats) {
+  const auto bytes = static_cast<int64_t>(std::max<std::size_t>(floats, 1) * sizeof(float));
+  uint8_t* p = allocate_weight_memory(bytes);
+  if (p == nullptr) throw Error("sequence state pool: out of memory for " + std::to_string(bytes) + " bytes of keys");
+  return KvMemory(reinterpret_cast<float*>(p), KvMemoryFree{bytes});
+}
+
 std::size_t SeqStatePool::bytes() const {
-  return (conv_.size() + recurrent_.size() + keys_.size() + values_.size()) * sizeof(float);
+  return (conv_.size() + recurrent_.size() + 2 * kv_size_) * sizeof(float);
 }
 
 void SeqStatePool::check_slot(int64_t slot) const {
@@ -106,10 +116,14 @@ void SeqStatePool::copy(int64_t from, int64_t to) {
     std::copy_n(conv_state(from, l), conv_floats_, conv_state(to, l));
     std::copy_n(recurrent_state(from, l), recurrent_floats_, recurrent_state(to, l));
   }
-  for (int64_t l = 0; l < attention_layers_; ++l) {
-    std::copy_n(keys(from, l), kv_floats_, keys(to, l));
-    std::copy_n(values(from, l), kv_floats_, values(to, l));
-  }
+  // Keys and values of positions [0, length) only: the rest is never read, and copying it would commit its pages.
+  const int64_t rows = length_[static_cast<std::size_t>(from)] * head_dim_;  // per KV head
+  for (int64_t l = 0; l < attention_layers_; ++l)
+    for (int64_t h = 0; h < nkv_; ++h) {
+      const int64_t at = h * max_tokens_ * head_dim_;
+      std::copy_n(keys(from, l) + at, rows, keys(to, l) + at);
+      std::copy_n(values(from, l) + at, rows, values(to, l) + at);
+    }
   length_[static_cast<std::size_t>(to)] = length_[static_cast<std::size_t>(from)];
 }
 
@@ -211,10 +225,10 @@ float* SeqStatePool::recurrent_state(int64_t slot, int64_t layer) {
   return recurrent_.data() + (slot * deltanet_layers_ + layer) * recurrent_floats_;
 }
 float* SeqStatePool::keys(int64_t slot, int64_t layer) {
-  return keys_.data() + (slot * attention_layers_ + layer) * kv_floats_;
+  return keys_.get() + (slot * attention_layers_ + layer) * kv_floats_;
 }
 float* SeqStatePool::values(int64_t slot, int64_t layer) {
-  return values_.data() + (slot * attention_layers_ + layer) * kv_floats_;
+  return values_.get() + (slot * attention_layers_ + layer) * kv_floats_;
 }
 
 }  // namespace verdict::models::qwen35
