@@ -23,7 +23,8 @@ void tune_heap_for_inference();
 // mapping, 2 MiB-aligned and marked MADV_HUGEPAGE (unless VERDICT_HUGE_PAGES=0): under the kernel's default
 // `madvise` mode of transparent huge pages, 4 KiB pages cost a TLB miss and a restarted hardware prefetcher
 // every 4 KiB of the stream (docs/performance.md, "Decode: prefetches and huge pages"). Smaller blocks come
-// from the heap. Release with free_weight_memory(p, bytes), `bytes` as allocated.
+// from the heap. Release with free_weight_memory(p, bytes), `bytes` as allocated. The sequence pools' KV caches come
+// from here too: a fresh mapping's pages are committed only where a sequence writes (models/qwen35/seq_state.h).
 constexpr int64_t kWeightMappingBytes = int64_t{2} << 20;
 uint8_t* allocate_weight_memory(int64_t bytes);
 void free_weight_memory(uint8_t* p, int64_t bytes);

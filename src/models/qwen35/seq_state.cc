@@ -51,7 +51,8 @@ void KvMemoryFree::operator()(float* p) const { free_weight_memory(reinterpret_c
 SeqStatePool::KvMemory SeqStatePool::kv_memory(std::size_t floats) {
   const auto bytes = static_cast<int64_t>(std::max<std::size_t>(floats, 1) * sizeof(float));
   uint8_t* p = allocate_weight_memory(bytes);
-  if (p == nullptr) throw Error("sequence state pool: out of memory for " + std::to_string(bytes) + " bytes of keys");
+  if (p == nullptr)
+    throw Error("sequence state pool: out of memory for " + std::to_string(bytes) + " bytes of keys or values");
   return KvMemory(reinterpret_cast<float*>(p), KvMemoryFree{bytes});
 }
 
