@@ -293,14 +293,17 @@ void pack_panel(const WeightMatrix& w, const Int8Targets& t, int64_t p) {
         int8_t* f = t.factors + (p * t.blocks + b) * kFactorBytes;
         f[i] = parts.first;
         f[kPackRows + i] = parts.second;
-        float* s = t.super_scales + (p * (t.blocks / kSuperBlocks) + b / kSuperBlocks) * kSuperFloats;
-        s[i] = parts.d;
-        s[kPackRows + i] = parts.d2;
+        const int64_t super = p * (t.blocks / kSuperBlocks) + b / kSuperBlocks;
+        const bool first_of_super = b % kSuperBlocks == 0;  // d, d2 and dmin are the super-block's: stored once
+        if (first_of_super) {
+          t.super_scales[super * kSuperFloats + i] = parts.d;
+          t.super_scales[super * kSuperFloats + kPackRows + i] = parts.d2;
+        }
         if (t.mins16 != nullptr) {
           int8_t* m = t.mins16 + (p * t.blocks + b) * kMinBytes;
           m[i] = parts.neg_m0;
           m[kPackRows + i] = parts.neg_m1;
-          t.min_scales[(p * (t.blocks / kSuperBlocks) + b / kSuperBlocks) * kMinFloats + i] = parts.dmin;
+          if (first_of_super) t.min_scales[super * kMinFloats + i] = parts.dmin;
         }
       } else {  // MLX, Q4_1, Q5_1
         std::memcpy(rec + t.weight_bytes + 4 * i, &parts.scale, sizeof(float));
