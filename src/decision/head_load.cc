@@ -34,7 +34,7 @@ class Loader {
       return m;
     }
     m.type = t.dtype == DType::BF16 ? kernels::WeightType::BF16 : kernels::WeightType::F16;
-    m.halves.resize(rows * cols);  // view() checked the shape; the safetensors reader, that the bytes match it
+    m.halves = WeightArray<uint16_t>(rows * cols);  // view() checked the shape; the safetensors reader, the bytes
     if (t.nbytes > 0) std::memcpy(m.halves.data(), t.data, t.nbytes);
     return m;
   }

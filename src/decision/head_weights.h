@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/heap.h"
 #include "decision/head_config.h"
 #include "kernels/ops.h"
 
@@ -19,7 +20,7 @@ struct HeadMatrix {
   std::size_t rows = 0;
   std::size_t cols = 0;
   std::vector<float> f32;         // F32
-  std::vector<uint16_t> halves;   // BF16, F16
+  WeightArray<uint16_t> halves;   // BF16, F16 (weight memory: no zero-fill before the load's copy)
 
   // Rows [row0, row0 + n) as a kernels view (no packing).
   kernels::WeightMatrix view(std::size_t row0, std::size_t n) const {

@@ -43,9 +43,11 @@ HeadMatrix stored_as(kernels::WeightType type, const HeadMatrix& m, HeadMatrix& 
   h.rows = m.rows;
   h.cols = m.cols;
   rounded = f32_matrix({}, m.rows, m.cols);
-  for (const float v : m.f32) {
+  h.halves = WeightArray<uint16_t>(m.f32.size());
+  for (std::size_t i = 0; i < m.f32.size(); ++i) {
+    const float v = m.f32[i];
     const uint16_t bits = type == kernels::WeightType::BF16 ? f32_to_bf16(v) : f32_to_f16(v);
-    h.halves.push_back(bits);
+    h.halves[i] = bits;
     rounded.f32.push_back(type == kernels::WeightType::BF16 ? bf16_to_f32(bits) : f16_to_f32(bits));
   }
   return h;

@@ -344,7 +344,7 @@ PanelPacker panel_packer(const WeightMatrix& w, int bits) {
 }  // namespace
 
 PackedWeight::~PackedWeight() {
-  free_weight_memory(storage_, bytes_);
+  free_model_weights(storage_, bytes_);
   delete view_;
 }
 
@@ -463,7 +463,7 @@ PackedWeight pack(const WeightMatrix& w, PackKind kind) {
   int64_t bytes = 0;
   if (!plan_layout(w, kind, v.get(), bytes)) return out;
   check_weight(w, "pack");
-  uint8_t* const storage = allocate_weight_memory(bytes);  // zeroed
+  uint8_t* const storage = allocate_model_weights(bytes);  // zeroed
   if (storage == nullptr) throw Error("pack: out of memory");
   out.storage_ = storage;  // freed by `out` should packing throw
   out.bytes_ = bytes;
