@@ -65,8 +65,9 @@ uint8_t* map_aligned(std::uintptr_t n, std::uintptr_t align) {
 // like the large blocks. A block's bytes are never handed out twice, so they are zero without a memset, and a model's
 // small matrices fault in by the huge page instead of one 4 KiB page each, zero-filled first by the heap's memset
 // (docs/performance.md, "A model's small matrices in huge-page slabs"). The slab's first line counts its live
-// blocks; the slab is unmapped when that count falls to 0 and blocks are carved from another, or when the next slab
-// is started. One lock guards the carving slab and the counts (blocks come and go as models load and unload).
+// blocks; the slab is unmapped when that count falls to 0 (an unloaded model leaves no slab behind but those it
+// shares with a model still loaded). One lock guards the carving slab and the counts (blocks come and go as models
+// load and unload).
 struct Slab {
   int64_t live = 0;
 };
@@ -94,8 +95,7 @@ uint8_t* allocate_from_slab(std::uintptr_t n) {
   if (carving == nullptr || carved + n + kRedZone > kWeightSlabBytes) {
     uint8_t* slab = map_aligned(kWeightSlabBytes, kWeightSlabBytes);
     if (slab == nullptr) return nullptr;
-    if (carving != nullptr && reinterpret_cast<Slab*>(carving)->live == 0) unmap_slab(carving);
-    carving = slab;
+    carving = slab;  // the previous one holds live blocks: its last one unmaps it
     new (slab) Slab();
     carved = 64;
     slab_poison(slab + carved, kWeightSlabBytes - carved);
@@ -111,7 +111,9 @@ void free_to_slab(uint8_t* p, std::uintptr_t n) {
   auto* slab = reinterpret_cast<uint8_t*>(reinterpret_cast<std::uintptr_t>(p) & ~(kWeightSlabBytes - 1));
   const std::lock_guard<std::mutex> lock(slab_mutex);
   slab_poison(p, n);
-  if (--reinterpret_cast<Slab*>(slab)->live == 0 && slab != carving) unmap_slab(slab);
+  if (--reinterpret_cast<Slab*>(slab)->live > 0) return;
+  unmap_slab(slab);
+  if (slab == carving) carving = nullptr;
 }
 
 }  // namespace

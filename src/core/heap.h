@@ -36,7 +36,7 @@ void free_weight_memory(uint8_t* p, int64_t bytes);
 
 // The same for a model's weights (the packed matrices, the decision head's), which live until the model unloads:
 // blocks below kWeightMappingBytes are carved, without a memset, from shared mappings of kWeightSlabBytes advised
-// for huge pages, and a slab goes when its last block is freed (heap.cc). Blocks of short and varied lifetimes
+// for huge pages, and a slab is unmapped when its last block is freed (heap.cc). Blocks of short and varied lifetimes
 // would keep slabs mapped for their longest-lived neighbour: those take allocate_weight_memory. Release with
 // free_model_weights(p, bytes).
 constexpr std::uintptr_t kWeightSlabBytes = std::uintptr_t{16} << 20;

@@ -109,9 +109,9 @@ TEST(WeightMemory, LargeBlocksAreMappingsAdvisedForHugePages) {
   EXPECT_EQ(vm_flags_of(p), "") << "still mapped after free";
 }
 
-// A model's weight blocks below kWeightMappingBytes are carved from shared slabs advised for huge pages. A freed block's bytes are
-// never handed out again (a new block is zero without a memset), and a slab whose blocks are all freed is unmapped
-// once blocks are carved from another.
+// A model's weight blocks below kWeightMappingBytes are carved from shared slabs advised for huge pages. A freed
+// block's bytes are never handed out again (a new block is zero without a memset), and a slab whose blocks are all
+// freed is unmapped, the one blocks are carved from included.
 TEST(WeightMemory, SmallBlocksShareSlabsThatGoWithTheirLastBlock) {
   constexpr int64_t kBlock = int64_t{1} << 20;
   const auto slab_of = [](const uint8_t* p) {
@@ -147,9 +147,12 @@ TEST(WeightMemory, SmallBlocksShareSlabsThatGoWithTheirLastBlock) {
   EXPECT_EQ(vm_flags_holding(reinterpret_cast<const void*>(whole)), "") << "still mapped after its last block";
   uint8_t* again = allocate_model_weights(kBlock);  // after freed ones, still zero
   for (int64_t i = 0; i < kBlock; ++i) ASSERT_EQ(again[i], 0) << i;
+  ASSERT_EQ(slab_of(again), slab_of(blocks.back()));  // the third slab, still being carved
   free_model_weights(again, kBlock);
   for (uint8_t* p : blocks)
     if (slab_of(p) != whole) free_model_weights(p, kBlock);
+  EXPECT_EQ(vm_flags_holding(reinterpret_cast<const void*>(slab_of(blocks.back()))), "")
+      << "the slab being carved stays mapped after its last block";
 }
 
 // A WeightArray holds its values in a model's weight memory, zero until written; a copy copies them.
