@@ -1,7 +1,5 @@
 // Strict loading of joint_head.safetensors (clef-decision.md §6.2) into HeadWeights: the matrices as stored
 // (F32, BF16 or F16), the vectors and scalars upcast to fp32.
-#include <algorithm>
-#include <cstdint>
 #include <cstring>
 #include <map>
 #include <set>
@@ -16,18 +14,6 @@
 namespace verdict::decision {
 
 namespace {
-
-// dst = src, n bytes, in pieces of 2 MiB over the kernels' pool: the threads fault in and fill their own pieces of
-// the fresh weight memory and read their own pieces of the mapped file (a clef-0.8b head holds 205 MB of BF16
-// matrices; copied by one thread, that took a quarter of a cold decision's samples: docs/performance.md).
-void copy_in_pieces(void* dst, const void* src, std::size_t n) {
-  constexpr std::size_t kPiece = std::size_t{2} << 20;
-  const auto pieces = static_cast<int64_t>((n + kPiece - 1) / kPiece);
-  kernels::parallel_for(pieces, static_cast<double>(kPiece), [&](int64_t k) {
-    const std::size_t at = static_cast<std::size_t>(k) * kPiece;
-    std::memcpy(static_cast<uint8_t*>(dst) + at, static_cast<const uint8_t*>(src) + at, std::min(kPiece, n - at));
-  });
-}
 
 class Loader {
  public:
@@ -50,7 +36,9 @@ class Loader {
     }
     m.type = t.dtype == DType::BF16 ? kernels::WeightType::BF16 : kernels::WeightType::F16;
     m.halves = WeightArray<uint16_t>(rows * cols);  // view() checked the shape; the safetensors reader, the bytes
-    copy_in_pieces(m.halves.data(), t.data, t.nbytes);
+    // Over the pool: one thread's copy (and page faults) of a clef-0.8b head's 205 MB took a quarter of a cold
+    // decision's samples (docs/performance.md).
+    kernels::parallel_copy(m.halves.data(), t.data, t.nbytes);
     return m;
   }
 

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -188,5 +190,13 @@ void set_num_threads(int threads) {
 }
 
 int num_threads() { return default_pool().size(); }
+
+void parallel_copy(void* dst, const void* src, std::size_t n) {
+  const auto pieces = static_cast<int64_t>((n + kCopyPieceBytes - 1) / kCopyPieceBytes);
+  parallel_for(pieces, static_cast<double>(kCopyPieceBytes), [&](int64_t k) {
+    const std::size_t at = static_cast<std::size_t>(k) * kCopyPieceBytes;
+    std::memcpy(static_cast<uint8_t*>(dst) + at, static_cast<const uint8_t*>(src) + at, std::min(kCopyPieceBytes, n - at));
+  });
+}
 
 }  // namespace verdict::kernels

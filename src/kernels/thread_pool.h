@@ -2,6 +2,7 @@
 // iterations of one parallel loop at a time. Kernels split matrix products by output rows and
 // model code splits by (sequence, head); a loop started from inside a pool task runs inline.
 #pragma once
+#include <cstddef>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -107,5 +108,11 @@ inline void parallel_for(int64_t n, double cost_per_item, TaskRef task) {
   }
   default_pool().run(n, task);
 }
+
+// dst = src, n bytes (not overlapping), in pieces of kCopyPieceBytes over the default pool: each thread faults in
+// and fills its own pieces of fresh memory, and reads its own pieces of a mapped file (the decision head's matrices
+// at load, docs/performance.md, "A model's small matrices in huge-page slabs").
+inline constexpr std::size_t kCopyPieceBytes = std::size_t{2} << 20;
+void parallel_copy(void* dst, const void* src, std::size_t n);
 
 }  // namespace verdict::kernels

@@ -6,6 +6,7 @@
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -61,6 +62,23 @@ TEST(ThreadPool, IterationsRunUnderTheCallersFloatMode) {
     EXPECT_EQ(bits_other_than(flushed, 0.0f), 0) << threads << " threads, inside the guard";
     EXPECT_EQ(bits_other_than(kept, tiny), 0) << threads << " threads, after it";
   }
+}
+
+// parallel_copy copies every byte, across pieces and a partial last one, on one thread or several.
+TEST(ThreadPool, ParallelCopyCopiesEveryByte) {
+  const int saved = num_threads();
+  for (const int threads : {1, 3}) {
+    set_num_threads(threads);
+    for (const std::size_t n : {std::size_t{0}, std::size_t{1}, kCopyPieceBytes - 1, kCopyPieceBytes,
+                                5 * kCopyPieceBytes + 3}) {
+      std::vector<uint8_t> src(n + 1), dst(n + 1, 0xEE);
+      for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 2654435761u >> 13);
+      parallel_copy(dst.data(), src.data(), n);
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(dst[i], src[i]) << "n " << n << " byte " << i;
+      EXPECT_EQ(dst[n], 0xEE) << "n " << n << ": a byte past the end";
+    }
+  }
+  set_num_threads(saved);
 }
 
 TEST(ThreadPool, RunsEveryIndexOnce) {
