@@ -36,8 +36,10 @@ SeqStatePool::SeqStatePool(const Config& c, int64_t max_sequences, int64_t max_t
   head_dim_ = c.head_dim;
   deltanet_layers_ = c.deltanet_layers;
   attention_layers_ = c.attention_layers;
-  conv_.resize(checked_size(max_sequences, deltanet_layers_, conv_floats_));
-  recurrent_.resize(checked_size(max_sequences, deltanet_layers_, recurrent_floats_));
+  conv_size_ = checked_size(max_sequences, deltanet_layers_, conv_floats_);
+  recurrent_size_ = checked_size(max_sequences, deltanet_layers_, recurrent_floats_);
+  conv_ = kv_memory(conv_size_);
+  recurrent_ = kv_memory(recurrent_size_);
   kv_size_ = checked_size(max_sequences, attention_layers_, kv_floats_);
   keys_ = kv_memory(kv_size_);
   values_ = kv_memory(kv_size_);
@@ -52,12 +54,12 @@ SeqStatePool::KvMemory SeqStatePool::kv_memory(std::size_t floats) {
   const auto bytes = static_cast<int64_t>(std::max<std::size_t>(floats, 1) * sizeof(float));
   uint8_t* p = allocate_weight_memory(bytes);
   if (p == nullptr)
-    throw Error("sequence state pool: out of memory for " + std::to_string(bytes) + " bytes of keys or values");
+    throw Error("sequence state pool: out of memory for " + std::to_string(bytes) + " bytes of states, keys or values");
   return KvMemory(reinterpret_cast<float*>(p), KvMemoryFree{bytes});
 }
 
 std::size_t SeqStatePool::bytes() const {
-  return (conv_.size() + recurrent_.size() + 2 * kv_size_) * sizeof(float);
+  return (conv_size_ + recurrent_size_ + 2 * kv_size_) * sizeof(float);
 }
 
 void SeqStatePool::check_slot(int64_t slot) const {
@@ -220,10 +222,10 @@ void SeqStatePool::restore(const SeqSnapshot& s, int64_t slot) {
 }
 
 float* SeqStatePool::conv_state(int64_t slot, int64_t layer) {
-  return conv_.data() + (slot * deltanet_layers_ + layer) * conv_floats_;
+  return conv_.get() + (slot * deltanet_layers_ + layer) * conv_floats_;
 }
 float* SeqStatePool::recurrent_state(int64_t slot, int64_t layer) {
-  return recurrent_.data() + (slot * deltanet_layers_ + layer) * recurrent_floats_;
+  return recurrent_.get() + (slot * deltanet_layers_ + layer) * recurrent_floats_;
 }
 float* SeqStatePool::keys(int64_t slot, int64_t layer) {
   return keys_.get() + (slot * attention_layers_ + layer) * kv_floats_;

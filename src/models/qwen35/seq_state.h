@@ -122,7 +122,10 @@ class SeqStatePool {
 
   // The keys or the values of every slot and layer: memory whose pages the kernel commits on first write
   // (allocate_weight_memory maps blocks of 2 MiB and more afresh, zero, and never touches them), so a pool sized
-  // for max_tokens costs the positions its sequences reach, not max_tokens of each, and costs no time at load.
+  // for max_tokens costs the positions its sequences reach, not max_tokens of each, and costs no time at load. The
+  // conv and recurrent states too: zero as allocated (as a slot read before its first reset() expects), committed
+  // slot by slot when reset() clears them (a zero-filled vector had cost clef-0.8b's 4 slots 75 MB of memset and
+  // 4 KiB page faults at load: docs/performance.md).
   using KvMemory = std::unique_ptr<float, KvMemoryFree>;
   static KvMemory kv_memory(std::size_t floats);
 
@@ -130,7 +133,8 @@ class SeqStatePool {
   int64_t conv_floats_, recurrent_floats_, kv_floats_;  // per slot and layer
   int64_t nkv_, head_dim_;
   int64_t deltanet_layers_, attention_layers_;
-  std::vector<float> conv_, recurrent_;
+  std::size_t conv_size_ = 0, recurrent_size_ = 0;  // floats of conv_ and recurrent_
+  KvMemory conv_, recurrent_;
   std::size_t kv_size_ = 0;  // floats of keys_ (and of values_)
   KvMemory keys_, values_;
   std::vector<int64_t> length_;
