@@ -195,7 +195,8 @@ void parallel_copy(void* dst, const void* src, std::size_t n) {
   const auto pieces = static_cast<int64_t>((n + kCopyPieceBytes - 1) / kCopyPieceBytes);
   parallel_for(pieces, static_cast<double>(kCopyPieceBytes), [&](int64_t k) {
     const std::size_t at = static_cast<std::size_t>(k) * kCopyPieceBytes;
-    std::memcpy(static_cast<uint8_t*>(dst) + at, static_cast<const uint8_t*>(src) + at, std::min(kCopyPieceBytes, n - at));
+    std::memcpy(static_cast<uint8_t*>(dst) + at, static_cast<const uint8_t*>(src) + at,
+                std::min(kCopyPieceBytes, n - at));
   });
 }
 

@@ -2,10 +2,10 @@
 // iterations of one parallel loop at a time. Kernels split matrix products by output rows and
 // model code splits by (sequence, head); a loop started from inside a pool task runs inline.
 #pragma once
-#include <cstddef>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <mutex>

@@ -54,7 +54,8 @@ SeqStatePool::KvMemory SeqStatePool::kv_memory(std::size_t floats) {
   const auto bytes = static_cast<int64_t>(std::max<std::size_t>(floats, 1) * sizeof(float));
   uint8_t* p = allocate_weight_memory(bytes);
   if (p == nullptr)
-    throw Error("sequence state pool: out of memory for " + std::to_string(bytes) + " bytes of states, keys or values");
+    throw Error("sequence state pool: out of memory for " + std::to_string(bytes) +
+                " bytes of states, keys or values");
   return KvMemory(reinterpret_cast<float*>(p), KvMemoryFree{bytes});
 }
 
