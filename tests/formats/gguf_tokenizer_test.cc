@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "core/error.h"
 #include "core/json.h"
@@ -87,6 +88,63 @@ TEST(GgufTokenizer, RefusesWhatItCannotRebuild) {
     std::fclose(out);
     try {
       (void)tokenizer_json_from_gguf(GgufFile(path));
+      ADD_FAILURE() << message;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+  std::remove(path.c_str());
+}
+
+// The rebuilt text holds the vocabulary, the merges and the added tokens as JSON values equal to those built here
+// as Json, whatever bytes the tokens hold: quotes, backslashes, control characters, non-ASCII text, a control token
+// spelling the text's internal placeholder. Duplicate tokens and text that is not UTF-8 are refused.
+TEST(GgufTokenizer, RebuiltTextHoldsEveryTokenAsJson) {
+  const std::string path = ::testing::TempDir() + "/gguf_tokenizer_json_" + std::to_string(::getpid()) + ".gguf";
+  const auto rebuilt = [&](const std::vector<std::string>& tokens, const std::vector<int32_t>& types,
+                           const std::vector<std::string>& merges) {
+    GgufLayout layout;
+    layout.add_metadata("tokenizer.ggml.model", GgufValue::string("gpt2"));
+    layout.add_metadata("tokenizer.ggml.pre", GgufValue::string("qwen35"));
+    layout.add_metadata("tokenizer.ggml.tokens", GgufValue::string_array(tokens));
+    layout.add_metadata("tokenizer.ggml.token_type", GgufValue::i32_array(types));
+    layout.add_metadata("tokenizer.ggml.merges", GgufValue::string_array(merges));
+    const auto bytes = serialize_gguf(layout, [](std::size_t, std::span<uint8_t>) {});
+    std::FILE* out = std::fopen(path.c_str(), "wb");
+    EXPECT_NE(out, nullptr);
+    std::fwrite(bytes.data(), 1, bytes.size(), out);
+    std::fclose(out);
+    return tokenizer_json_from_gguf(GgufFile(path));
+  };
+  const std::vector<std::string> tokens = {"a", "b", "ab", "\"q\"", "back\\slash", "tab\t", "\x01vocab\x01", "\x7f",
+                                           "\xC3\xA9t\xC3\xA9", "\xE2\x80\xA8", "<|c|>", "\x01merges\x01", "z"};
+  const std::vector<int32_t> types = {1, 1, 1, 1, 1, 1, 3, 1, 1, 6, 3, 4, 5};
+  const std::vector<std::string> merges = {"a b", "\"q\" back\\slash", "\xC3\xA9t\xC3\xA9 tab\t"};
+  const Json got = Json::parse(rebuilt(tokens, types, merges));
+  Json vocab = Json::object(), added = Json::array(), merge_pairs = Json::array();
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (types[i] == 1 || types[i] == 6) vocab[tokens[i]] = i;
+    if (types[i] == 3 || types[i] == 4)
+      added.push_back({{"id", i}, {"content", tokens[i]}, {"single_word", false}, {"lstrip", false},
+                       {"rstrip", false}, {"normalized", false}, {"special", types[i] == 3}});
+  }
+  for (const std::string& m : merges) {
+    const std::size_t space = m.find(' ');
+    merge_pairs.push_back(Json::array({m.substr(0, space), m.substr(space + 1)}));
+  }
+  EXPECT_EQ(got["model"]["vocab"], vocab);
+  EXPECT_EQ(got["model"]["merges"], merge_pairs);
+  EXPECT_EQ(got["added_tokens"], added);
+  EXPECT_EQ(got["model"]["type"], "BPE");
+  EXPECT_EQ(got["decoder"]["type"], "ByteLevel");
+  EXPECT_EQ(got["normalizer"]["type"], "NFC");
+  // Refused: a token twice in the vocabulary, and tokens or merges that are not UTF-8.
+  for (const auto& [bad_tokens, bad_merges, message] :
+       {std::tuple{std::vector<std::string>{"a", "b", "a"}, std::vector<std::string>{}, "'a' appears twice"},
+        std::tuple{std::vector<std::string>{"a", "b\xC3", "c"}, std::vector<std::string>{}, "not valid UTF-8"},
+        std::tuple{std::vector<std::string>{"a", "b", "c"}, std::vector<std::string>{"a \xFF"}, "not valid UTF-8"}}) {
+    try {
+      (void)rebuilt(bad_tokens, std::vector<int32_t>(bad_tokens.size(), 1), bad_merges);
       ADD_FAILURE() << message;
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
