@@ -228,7 +228,7 @@ std::string tokenizer_json_from_gguf(const GgufFile& f) {
         break;  // unused (padding) and unknown ids are never produced
     }
   }
-  // Json's object order (std::less on the bytes); of two equal tokens the first by id is named.
+  // Json's object order (std::less on the bytes); a token twice in the vocabulary is refused by name.
   std::stable_sort(vocab.begin(), vocab.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (std::size_t k = 1; k < vocab.size(); ++k)
     if (vocab[k].first == vocab[k - 1].first) fail("token '" + std::string(vocab[k].first) + "' appears twice");
