@@ -38,25 +38,25 @@ SeqStatePool::SeqStatePool(const Config& c, int64_t max_sequences, int64_t max_t
   attention_layers_ = c.attention_layers;
   conv_size_ = checked_size(max_sequences, deltanet_layers_, conv_floats_);
   recurrent_size_ = checked_size(max_sequences, deltanet_layers_, recurrent_floats_);
-  conv_ = kv_memory(conv_size_);
-  recurrent_ = kv_memory(recurrent_size_);
+  conv_ = state_memory(conv_size_);
+  recurrent_ = state_memory(recurrent_size_);
   kv_size_ = checked_size(max_sequences, attention_layers_, kv_floats_);
-  keys_ = kv_memory(kv_size_);
-  values_ = kv_memory(kv_size_);
+  keys_ = state_memory(kv_size_);
+  values_ = state_memory(kv_size_);
   length_.assign(static_cast<std::size_t>(max_sequences), 0);
   spares_ = std::make_shared<SnapshotSpares>(spare_snapshot_bytes(c));
   in_use_.assign(static_cast<std::size_t>(max_sequences), false);
 }
 
-void KvMemoryFree::operator()(float* p) const { free_weight_memory(reinterpret_cast<uint8_t*>(p), bytes); }
+void StateMemoryFree::operator()(float* p) const { free_weight_memory(reinterpret_cast<uint8_t*>(p), bytes); }
 
-SeqStatePool::KvMemory SeqStatePool::kv_memory(std::size_t floats) {
+SeqStatePool::StateMemory SeqStatePool::state_memory(std::size_t floats) {
   const auto bytes = static_cast<int64_t>(std::max<std::size_t>(floats, 1) * sizeof(float));
   uint8_t* p = allocate_weight_memory(bytes);
   if (p == nullptr)
     throw Error("sequence state pool: out of memory for " + std::to_string(bytes) +
                 " bytes of states, keys or values");
-  return KvMemory(reinterpret_cast<float*>(p), KvMemoryFree{bytes});
+  return StateMemory(reinterpret_cast<float*>(p), StateMemoryFree{bytes});
 }
 
 std::size_t SeqStatePool::bytes() const {

@@ -66,8 +66,8 @@ std::size_t snapshot_bytes(const Config& config, int64_t tokens);
 // The most a pool's SnapshotSpares hold: two snapshots of 512 tokens.
 std::size_t spare_snapshot_bytes(const Config& config);
 
-// Frees a SeqStatePool's keys or values (free_weight_memory).
-struct KvMemoryFree {
+// Frees a SeqStatePool's states, keys or values (free_weight_memory).
+struct StateMemoryFree {
   int64_t bytes = 0;
   void operator()(float* p) const;
 };
@@ -120,23 +120,23 @@ class SeqStatePool {
  private:
   void check_slot(int64_t slot) const;
 
-  // The keys or the values of every slot and layer: memory whose pages the kernel commits on first write
-  // (allocate_weight_memory maps blocks of 2 MiB and more afresh, zero, and never touches them), so a pool sized
-  // for max_tokens costs the positions its sequences reach, not max_tokens of each, and costs no time at load. The
-  // conv and recurrent states too: zero as allocated (as a slot read before its first reset() expects), committed
-  // slot by slot when reset() clears them (a zero-filled vector had cost clef-0.8b's 4 slots 75 MB of memset and
+  // The conv and recurrent states, the keys and the values of every slot and layer: memory whose pages the kernel
+  // commits on first write (allocate_weight_memory maps blocks of 2 MiB and more afresh, zero, and never touches
+  // them). So a pool sized for max_tokens costs the positions its sequences reach, not max_tokens of each, and no
+  // time at load; the states, zero as allocated (as a slot read before its first reset() expects), are committed
+  // slot by slot when reset() clears them (zero-filled vectors had cost clef-0.8b's 4 slots 75 MB of memset and
   // 4 KiB page faults at load: docs/performance.md).
-  using KvMemory = std::unique_ptr<float, KvMemoryFree>;
-  static KvMemory kv_memory(std::size_t floats);
+  using StateMemory = std::unique_ptr<float, StateMemoryFree>;
+  static StateMemory state_memory(std::size_t floats);
 
   int64_t max_sequences_, max_tokens_;
   int64_t conv_floats_, recurrent_floats_, kv_floats_;  // per slot and layer
   int64_t nkv_, head_dim_;
   int64_t deltanet_layers_, attention_layers_;
   std::size_t conv_size_ = 0, recurrent_size_ = 0;  // floats of conv_ and recurrent_
-  KvMemory conv_, recurrent_;
+  StateMemory conv_, recurrent_;
   std::size_t kv_size_ = 0;  // floats of keys_ (and of values_)
-  KvMemory keys_, values_;
+  StateMemory keys_, values_;
   std::vector<int64_t> length_;
   std::vector<bool> in_use_;
   std::shared_ptr<SnapshotSpares> spares_;
