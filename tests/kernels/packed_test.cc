@@ -632,6 +632,14 @@ TEST(PackedInt8, ActivationScaleHasHalfPrecisionAndFloatRange) {
   }
 }
 
+// The kernel tables this CPU runs, by name: the portable one first.
+std::vector<std::pair<std::string, const cpu::KernelTable*>> runnable_tables() {
+  std::vector<std::pair<std::string, const cpu::KernelTable*>> tables = {{"generic", &cpu::generic_table()}};
+  if (isa_supported(Isa::Avx2)) tables.emplace_back("avx2", &cpu::avx2_table());
+  if (isa_supported(Isa::Avx512)) tables.emplace_back("avx512", &cpu::avx512_table());
+  return tables;
+}
+
 // Every table's quantize_rows (block_q8_0 activations) gives ref::quantize_block's q and d and their Σq bit for
 // bit, and the AVX2 and AVX-512 tables the same Σx (they take 8 and 16 blocks at a time, with single blocks
 // after the last group: every column count from 1 to 40 blocks), on rows of ordinary, tiny, huge and
@@ -640,9 +648,7 @@ TEST(PackedInt8, ActivationScaleHasHalfPrecisionAndFloatRange) {
 // tables must agree with each other.
 TEST(PackedInt8, EveryTableQuantizesActivationsAsTheTwin) {
   std::mt19937 rng(41);
-  std::vector<std::pair<std::string, const cpu::KernelTable*>> tables = {{"generic", &cpu::generic_table()}};
-  if (isa_supported(Isa::Avx2)) tables.emplace_back("avx2", &cpu::avx2_table());
-  if (isa_supported(Isa::Avx512)) tables.emplace_back("avx512", &cpu::avx512_table());
+  const auto tables = runnable_tables();
   constexpr int64_t kRows = 6;
   for (int64_t blocks = 1; blocks <= 40; ++blocks) {
     const int64_t cols = blocks * cpu::kQBlock;
@@ -697,6 +703,54 @@ TEST(PackedInt8, EveryTableQuantizesActivationsAsTheTwin) {
       if (name == "avx2") xsum_avx2 = xsum;
       if (name == "avx512" && !xsum_avx2.empty()) {
         ASSERT_EQ(0, std::memcmp(xsum_avx2.data(), xsum.data(), n * sizeof(float))) << where;
+      }
+    }
+  }
+}
+
+// Every table's quantize_rows_super (block_q8_K activations) gives ref::quantize_super_block's q and d, each
+// block's Σq, xsum = d · Σq (in fp32) and each 16-column half's Σq (qsum16, asked for or not) bit for bit, for 1 to
+// 9 super-blocks of ordinary, tiny, huge and zero values, with zero super-blocks among ordinary ones.
+TEST(PackedInt8, EveryTableQuantizesSuperBlocksAsTheTwin) {
+  std::mt19937 rng(43);
+  const auto tables = runnable_tables();
+  constexpr int64_t kRows = 5;
+  for (int64_t supers = 1; supers <= 9; ++supers) {
+    const int64_t cols = supers * cpu::kSuperCols, blocks = cols / cpu::kQBlock;
+    const auto n = static_cast<std::size_t>(kRows * blocks);
+    std::vector<float> x = random_floats(rng, kRows * cols, -4.0f, 4.0f);
+    for (int64_t c = 0; c < cols; ++c) {
+      x[static_cast<std::size_t>(1 * cols + c)] *= 1e-30f;
+      x[static_cast<std::size_t>(2 * cols + c)] *= 1e30f;
+      x[static_cast<std::size_t>(3 * cols + c)] = 0.0f;
+    }
+    for (int64_t sb = 0; sb < supers; sb += 2)  // zero super-blocks among ordinary ones
+      std::fill_n(x.begin() + 4 * cols + sb * cpu::kSuperCols, cpu::kSuperCols, 0.0f);
+    for (const auto& [name, table] : tables) {
+      for (bool halves : {true, false}) {
+        std::vector<int8_t> q(static_cast<std::size_t>(kRows * cols), 99);
+        std::vector<float> d(n, -1.0f), xsum(n, -1.0f);
+        std::vector<int32_t> qsum(n, -1), qsum16(2 * n, -1);
+        table->quantize_rows_super(x.data(), 0, kRows, cols, q.data(), d.data(), qsum.data(), xsum.data(),
+                                   halves ? qsum16.data() : nullptr);
+        const std::string where = name + ", super-blocks " + std::to_string(supers) + (halves ? "" : ", no halves");
+        for (int64_t i = 0; i < kRows * supers; ++i) {
+          int8_t want[cpu::kSuperCols];
+          float want_d = 0.0f;
+          ref::quantize_super_block(x.data() + i * cpu::kSuperCols, want, want_d);
+          ASSERT_EQ(0, std::memcmp(want, q.data() + i * cpu::kSuperCols, sizeof want)) << where << ", super " << i;
+          for (int64_t k = 0; k < cpu::kSuperBlocks; ++k) {
+            const auto bi = static_cast<std::size_t>(i * cpu::kSuperBlocks + k);
+            int32_t half[2] = {0, 0};
+            for (int64_t c = 0; c < cpu::kQBlock; ++c) half[c / 16] += want[k * cpu::kQBlock + c];
+            ASSERT_EQ(want_d, d[bi]) << where << ", block " << bi;
+            ASSERT_EQ(half[0] + half[1], qsum[bi]) << where << ", block " << bi;
+            const float want_xsum = want_d * static_cast<float>(half[0] + half[1]);
+            ASSERT_EQ(0, std::memcmp(&want_xsum, &xsum[bi], sizeof want_xsum)) << where << ", block " << bi;
+            ASSERT_EQ(halves ? half[0] : -1, qsum16[2 * bi]) << where << ", block " << bi;
+            ASSERT_EQ(halves ? half[1] : -1, qsum16[2 * bi + 1]) << where << ", block " << bi;
+          }
+        }
       }
     }
   }

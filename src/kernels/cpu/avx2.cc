@@ -20,6 +20,14 @@ inline float hsum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
+// Horizontal sum of 8 int32 lanes (exact in any order).
+inline int32_t hsum_i32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+  return _mm_cvtsi128_si32(s);
+}
+
 inline __m256 bf16x8(__m128i bits) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
 }
@@ -422,9 +430,9 @@ void quantize_rows_avx2(const float* x, int64_t t0, int64_t t1, int64_t cols, in
   }
 }
 
-// Same q, d, qsum and xsum as quantize_rows_super_generic (block_q8_K: one scale per 256 columns).
+// Same q, d, qsum, xsum and qsum16 as quantize_rows_super_generic (block_q8_K: one scale per 256 columns).
 void quantize_rows_super_avx2(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
-                              int32_t* qsum, float* xsum) {
+                              int32_t* qsum, float* xsum, int32_t* qsum16) {
   const int64_t blocks = cols / kQBlock;
   const __m256 sign = _mm256_set1_ps(-0.0f);
   for (int64_t t = t0; t < t1; ++t) {
@@ -441,18 +449,19 @@ void quantize_rows_super_avx2(const float* x, int64_t t0, int64_t t1, int64_t co
       const float scale = amax != 0.0f ? 1.0f / inv : 0.0f;
       const __m256 iv = _mm256_set1_ps(inv);
       for (int64_t b = s * kSuperBlocks; b < (s + 1) * kSuperBlocks; ++b) {
-        __m256i qi[4], sum = _mm256_setzero_si256();
-        for (int i = 0; i < 4; ++i) {
+        __m256i qi[4];
+        for (int i = 0; i < 4; ++i)
           qi[i] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + t * cols + b * kQBlock + 8 * i), iv));
-          sum = _mm256_add_epi32(sum, qi[i]);
-        }
+        const __m256i sum = _mm256_add_epi32(_mm256_add_epi32(qi[0], qi[1]), _mm256_add_epi32(qi[2], qi[3]));
         const __m256i p8 = _mm256_packs_epi16(_mm256_packs_epi32(qi[0], qi[1]), _mm256_packs_epi32(qi[2], qi[3]));
         const __m256i ordered = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + t * cols + b * kQBlock), ordered);
-        __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
-        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
-        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
-        const int32_t total = _mm_cvtsi128_si32(s4);
+        const int32_t total = hsum_i32(sum);
+        if (qsum16 != nullptr) {
+          const int32_t first = hsum_i32(_mm256_add_epi32(qi[0], qi[1]));
+          qsum16[2 * (t * blocks + b)] = first;
+          qsum16[2 * (t * blocks + b) + 1] = total - first;
+        }
         d[t * blocks + b] = scale;
         qsum[t * blocks + b] = total;
         xsum[t * blocks + b] = scale * static_cast<float>(total);

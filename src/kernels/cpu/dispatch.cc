@@ -239,10 +239,16 @@ cpu::QuantizedRows quantize_activations(const PackedView& w, const float* x, int
   int32_t* sp = thread_buffer(qsum, n * w.blocks);
   float* xp = thread_buffer(xsum, n * w.blocks);
   // K-quant and IQ4_XS weights (the ones with factors) take ggml's block_q8_K activations, the others
-  // block_q8_0's.
-  const auto quantize = w.factors != nullptr ? k.quantize_rows_super : k.quantize_rows;
-  parallel_for(n, 4.0 * static_cast<double>(w.cols),
-               [&](int64_t t) { quantize(x, t, t + 1, w.cols, qp, dp, sp, xp); });
+  // block_q8_0's. Sub16 weights (Q2_K, Q3_K, Q6_K: all K-quants) also take the Σq of each 16-column half, which
+  // the integer sums of a record's two scales start from, computed in the same pass.
+  int32_t* hp = w.sub16 ? thread_buffer(qsum16, 2 * n * w.blocks) : nullptr;
+  if (w.factors != nullptr) {
+    parallel_for(n, 4.0 * static_cast<double>(w.cols),
+                 [&](int64_t t) { k.quantize_rows_super(x, t, t + 1, w.cols, qp, dp, sp, xp, hp); });
+  } else {
+    parallel_for(n, 4.0 * static_cast<double>(w.cols),
+                 [&](int64_t t) { k.quantize_rows(x, t, t + 1, w.cols, qp, dp, sp, xp); });
+  }
   if (w.q8_1_sums) {  // Q4_1, Q5_1: the mins multiply block_q8_1's rounded sums, not Σx
     parallel_for(n, static_cast<double>(w.cols), [&](int64_t t) {
       for (int64_t b = 0; b < w.blocks; ++b) {
@@ -257,22 +263,13 @@ cpu::QuantizedRows quantize_activations(const PackedView& w, const float* x, int
   a.d = dp;
   a.qsum = sp;
   a.xsum = xp;
-  if (w.sub16) {  // Σq of each 16-column half: the integer sums the two scales of a record start from
-    // (Q2_K, Q3_K: also as the pairs of int16 their kernels multiply)
-    int32_t* hp = thread_buffer(qsum16, 2 * n * w.blocks);
-    int32_t* pp = cpu::integer_super_sums(w) ? thread_buffer(pairs16, n * w.blocks) : nullptr;
-    parallel_for(n, static_cast<double>(w.cols), [&](int64_t t) {
-      for (int64_t h = 0; h < 2 * w.blocks; ++h) {
-        int32_t s = 0;
-        for (int64_t c = 0; c < 16; ++c) s += qp[t * w.cols + 16 * h + c];
-        hp[t * 2 * w.blocks + h] = s;
-      }
-      if (pp != nullptr) {
-        for (int64_t b = 0; b < w.blocks; ++b) {
-          const auto lo = static_cast<uint32_t>(hp[t * 2 * w.blocks + 2 * b]) & 0xFFFFu;
-          const auto hi = static_cast<uint32_t>(hp[t * 2 * w.blocks + 2 * b + 1]) << 16;
-          pp[t * w.blocks + b] = static_cast<int32_t>(lo | hi);
-        }
+  if (w.sub16) {  // the halves' Σq, also as the pairs of int16 the integer super-block sums multiply
+    int32_t* pp = thread_buffer(pairs16, n * w.blocks);
+    parallel_for(n, static_cast<double>(w.blocks), [&](int64_t t) {
+      for (int64_t b = 0; b < w.blocks; ++b) {
+        const auto lo = static_cast<uint32_t>(hp[t * 2 * w.blocks + 2 * b]) & 0xFFFFu;
+        const auto hi = static_cast<uint32_t>(hp[t * 2 * w.blocks + 2 * b + 1]) << 16;
+        pp[t * w.blocks + b] = static_cast<int32_t>(lo | hi);
       }
     });
     a.qsum16 = hp;

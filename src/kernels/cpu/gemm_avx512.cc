@@ -775,8 +775,10 @@ void quantize_rows_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, 
   }
 }
 
+// Per super-block, the 16 halves' Σq come out of one reduce16 (half h of the super-block in lane h), the blocks'
+// Σq from adjacent lanes; integer sums are exact in any order, so these are quantize_rows_super_generic's.
 void quantize_rows_super_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
-                                int32_t* qsum, float* xsum) {
+                                int32_t* qsum, float* xsum, int32_t* qsum16) {
   const int64_t blocks = cols / kQBlock;
   const __m512 sign = _mm512_set1_ps(-0.0f);
   for (int64_t t = t0; t < t1; ++t) {
@@ -789,18 +791,22 @@ void quantize_rows_super_avx512(const float* x, int64_t t0, int64_t t1, int64_t 
       const float inv = amax != 0.0f ? 127.0f / amax : 0.0f;
       const float scale = amax != 0.0f ? 1.0f / inv : 0.0f;
       const __m512 iv = _mm512_set1_ps(inv);
-      for (int64_t b = s * kSuperBlocks; b < (s + 1) * kSuperBlocks; ++b) {
-        const float* bs = x + t * cols + b * kQBlock;
-        const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(bs), iv));
-        const __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(bs + 16), iv));
-        int8_t* dst = q + t * cols + b * kQBlock;
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm512_cvtepi32_epi8(q0));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 16), _mm512_cvtepi32_epi8(q1));
-        const int32_t sum = _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
-        d[t * blocks + b] = scale;
-        qsum[t * blocks + b] = sum;
-        xsum[t * blocks + b] = scale * static_cast<float>(sum);
+      __m512 halves[16];  // the int32 values of half h (columns 16h .. 16h + 15 of the super-block)
+      int8_t* dst = q + t * cols + s * kSuperCols;
+#pragma GCC unroll 16
+      for (int h = 0; h < 16; ++h) {
+        const __m512i v = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(src + 16 * h), iv));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 16 * h), _mm512_cvtepi32_epi8(v));
+        halves[h] = _mm512_castsi512_ps(v);
       }
+      const __m512i half_sums = _mm512_castps_si512(reduce16(halves, add_i32));
+      // Block b's Σq: lanes 2b and 2b + 1, added in the low 32 bits of 64-bit lane b.
+      const __m256i block_sums = _mm512_cvtepi64_epi32(_mm512_add_epi32(half_sums, _mm512_srli_epi64(half_sums, 32)));
+      const int64_t at = t * blocks + s * kSuperBlocks;
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(qsum + at), block_sums);
+      _mm256_storeu_ps(xsum + at, _mm256_mul_ps(_mm256_set1_ps(scale), _mm256_cvtepi32_ps(block_sums)));
+      _mm256_storeu_ps(d + at, _mm256_set1_ps(scale));
+      if (qsum16 != nullptr) _mm512_storeu_si512(qsum16 + 2 * at, half_sums);
     }
   }
 }

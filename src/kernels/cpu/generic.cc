@@ -325,7 +325,7 @@ void quantize_rows_generic(const float* x, int64_t t0, int64_t t1, int64_t cols,
 }
 
 void quantize_rows_super_generic(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
-                                 int32_t* qsum, float* xsum) {
+                                 int32_t* qsum, float* xsum, int32_t* qsum16) {
   const int64_t blocks = cols / kQBlock;
   for (int64_t t = t0; t < t1; ++t) {
     for (int64_t sb = 0; sb < cols / kSuperCols; ++sb) {
@@ -335,11 +335,16 @@ void quantize_rows_super_generic(const float* x, int64_t t0, int64_t t1, int64_t
       const float inv = amax != 0.0f ? 127.0f / amax : 0.0f;
       const float scale = amax != 0.0f ? 1.0f / inv : 0.0f;
       for (int64_t b = sb * kSuperBlocks; b < (sb + 1) * kSuperBlocks; ++b) {
-        int32_t s = 0;
+        int32_t half[2] = {0, 0};
         for (int64_t i = 0; i < kQBlock; ++i) {
           const auto v = static_cast<int32_t>(std::nearbyint(x[t * cols + b * kQBlock + i] * inv));
           q[t * cols + b * kQBlock + i] = static_cast<int8_t>(v);
-          s += v;
+          half[i / (kQBlock / 2)] += v;
+        }
+        const int32_t s = half[0] + half[1];
+        if (qsum16 != nullptr) {
+          qsum16[2 * (t * blocks + b)] = half[0];
+          qsum16[2 * (t * blocks + b) + 1] = half[1];
         }
         d[t * blocks + b] = scale;
         qsum[t * blocks + b] = s;

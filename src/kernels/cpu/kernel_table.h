@@ -195,8 +195,8 @@ inline constexpr int64_t kMinFloats = kPackRows;
 // Activations quantized for the Int8 kernels: n tokens × cols, per token and 32-column block b:
 // q = int8 values, d = scale (x ≈ d · q, int8_block_scale; for K-quant weights one per 256 columns,
 // quantize_rows_super), qsum = Σ q, xsum = Σ x (fp32; K-quants: d · qsum); for sub16
-// weights also qsum16 = Σ q of each 16-column half, and for Q2_K and Q3_K pairs16 = the block's two qsum16 as
-// int16 (|Σq| ≤ 16 · 128), the first in the low half: what vpdpwssd / vpmaddwd multiply with the records'
+// weights also qsum16 = Σ q of each 16-column half (from quantize_rows_super) and pairs16 = the block's two qsum16
+// as int16 (|Σq| ≤ 16 · 128), the first in the low half: what vpdpwssd / vpmaddwd multiply with the records'
 // pairs of 16-bit values (mins, scales).
 struct QuantizedRows {
   const int8_t* q = nullptr;        // n × cols
@@ -204,7 +204,7 @@ struct QuantizedRows {
   const int32_t* qsum = nullptr;    // n × blocks
   const float* xsum = nullptr;      // n × blocks
   const int32_t* qsum16 = nullptr;  // n × 2 · blocks (sub16 weights only)
-  const int32_t* pairs16 = nullptr;  // n × blocks (Q2_K, Q3_K only)
+  const int32_t* pairs16 = nullptr;  // n × blocks (sub16 weights only)
   int64_t cols = 0;
   int64_t blocks = 0;
 };
@@ -317,9 +317,10 @@ struct KernelTable {
   void (*quantize_rows)(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
                         int32_t* qsum, float* xsum);
   // The same for the activations of Q2_K–Q6_K and IQ4_XS weights, as ggml's block_q8_K (cols a multiple of
-  // 256; see quantize_rows_super_generic): every table computes the same q, d, qsum and xsum bit for bit.
+  // 256; see quantize_rows_super_generic), and, where qsum16 is not null (sub16 weights), the Σq of each
+  // 16-column half: every table computes the same q, d, qsum, xsum and qsum16 bit for bit.
   void (*quantize_rows_super)(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
-                              int32_t* qsum, float* xsum);
+                              int32_t* qsum, float* xsum, int32_t* qsum16);
   // y[t, r] for t in [t0, t1) and the rows of panels [p0, p1) (y has w.rows columns); scratch holds
   // int8_scratch_bytes(w) bytes.
   void (*int8_tile)(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p0,
@@ -400,11 +401,12 @@ void bf16_tile_amx(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t 
 // multiplies Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS weights with: per 256-column super-block,
 // q = rne(x · (127 / max|x|)) and d = 1 / (127 / max|x|) in fp32, written to each of its 8 blocks of
 // QuantizedRows; there xsum holds
-// d · qsum, the block's dequantized sum (from ggml's bsums), which the mins of Q4_K and Q5_K multiply.
+// d · qsum, the block's dequantized sum (from ggml's bsums), which the mins of Q4_K and Q5_K multiply; qsum16
+// (2 per block, when not null) the Σq of its two 16-column halves.
 void quantize_rows_super_generic(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
-                                 int32_t* qsum, float* xsum);
+                                 int32_t* qsum, float* xsum, int32_t* qsum16);
 void quantize_rows_super_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, int8_t* q, float* d,
-                                int32_t* qsum, float* xsum);
+                                int32_t* qsum, float* xsum, int32_t* qsum16);
 
 // Portable MLX dequantization of any bit width (used by every table for widths without SIMD code).
 void mlx_dequantize_row_generic(const WeightMatrix& w, int64_t r, float* out);
