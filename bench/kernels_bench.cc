@@ -705,13 +705,15 @@ BENCHMARK(BM_GemmF32)
     ->Unit(benchmark::kMicrosecond);
 
 // ---------------------------------------------------------------------------------------------------
-// The activations' quantization before an Int8 product (block_q8_0: q, d, Σq, Σx per 32 columns), one thread,
-// of a 342-token record's rows at the qwen35-0.8b widths (1,024: the layers' inputs; 3,584: the MLP's down
-// projection; 2,048 the attention output). Args: ISA (0 scalar, 1 AVX2, 2 AVX-512), cols. GB_per_s counts the
-// fp32 rows read.
+// The activations' quantization before an Int8 product, one thread, of a 342-token record's rows at the qwen35-0.8b
+// widths (1,024: the layers' inputs; 3,584: the MLP's down projection; 2,048 the attention output). Args: ISA (0
+// scalar, 1 AVX2, 2 AVX-512), cols, format (0: block_q8_0's q, d, Σq, Σx per 32 columns, for Q8_0/Q4_0/...; 1:
+// block_q8_K's per 256 columns with each 16-column half's Σq, for the sub16 K-quants). GB_per_s counts the fp32 rows
+// read.
 void BM_QuantizeRows(benchmark::State& state) {
   const auto isa = static_cast<kernels::Isa>(state.range(0));
   const int64_t cols = state.range(1), n = 342, blocks = cols / kernels::cpu::kQBlock;
+  const bool super = state.range(2) == 1;
   if (!kernels::isa_supported(isa)) {
     state.SkipWithError("ISA not supported here");
     return;
@@ -722,9 +724,13 @@ void BM_QuantizeRows(benchmark::State& state) {
   const std::vector<float> x = normal_floats(n * cols, 7);
   std::vector<int8_t> q(static_cast<std::size_t>(n * cols));
   std::vector<float> d(static_cast<std::size_t>(n * blocks)), xsum(d.size());
-  std::vector<int32_t> qsum(d.size());
+  std::vector<int32_t> qsum(d.size()), qsum16(2 * d.size());
   for (auto _ : state) {
-    table.quantize_rows(x.data(), 0, n, cols, q.data(), d.data(), qsum.data(), xsum.data());
+    if (super) {
+      table.quantize_rows_super(x.data(), 0, n, cols, q.data(), d.data(), qsum.data(), xsum.data(), qsum16.data());
+    } else {
+      table.quantize_rows(x.data(), 0, n, cols, q.data(), d.data(), qsum.data(), xsum.data());
+    }
     benchmark::DoNotOptimize(q.data());
     benchmark::DoNotOptimize(xsum.data());
   }
@@ -733,7 +739,7 @@ void BM_QuantizeRows(benchmark::State& state) {
                                                   benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_QuantizeRows)
-    ->ArgsProduct({{0, 1, 2}, {1024, 2048, 3584}})
+    ->ArgsProduct({{0, 1, 2}, {1024, 2048, 3584}, {0, 1}})
     ->Unit(benchmark::kMicrosecond);
 
 // Packing at load (kernels::pack): the time a model's matrices take to become the kernels' panels, a 6144 × 2048

@@ -138,10 +138,18 @@ inline void super_block_step(const PackedView& w, const QuantizedRows& a, int64_
 // LUT (IQ4_NL, IQ4_XS: 4-bit, offset 128): each nibble n becomes the stored value kIq4Values[n] + 128 by one
 // vpshufb per 64 bytes.
 
-template <int RP, int TB, int BITS, bool MINS, bool OFF, int S = 1, bool SUB = false, bool STRIP = false,
-          bool LUT = false>
-void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, float* y,
-                const uint8_t* strip = nullptr) {
+// Where block_scales finds a block's scales, when known as the tile is compiled (int8_micro chooses): then the block
+// loop carries no other source's pointers and branches, which had spilled its pointers (Q8_0 and Q4_0 at 2
+// threads: 52–63 → 61–69 % of the vpdpbusd peak, docs/performance.md).
+enum class Scales {
+  Any,   // decided per block from w (factors, expanded, mins)
+  Half,  // fp16 scales beside the records (w.half_scales): Q8_0, Q4_0, Q5_0, IQ4_NL
+  Fp32,  // fp32 scale and second vectors from fp32[i]: expanded K-quant factors, or MLX and Q4_1/Q5_1 records'
+};
+
+template <int RP, int TB, int BITS, bool MINS, bool OFF, int S, bool SUB, bool STRIP, bool LUT, Scales SC>
+void int8_micro_body(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, float* y,
+                     const uint8_t* strip) {
   static_assert(!SUB || (S == 2 && (BITS == 6 || BITS == 4 || BITS == 2) && (OFF || MINS)), "sub16: two sums");
   static_assert(!STRIP || BITS == kStripTileBits, "one set of strip tiles for 5- and 6-bit records");
   static_assert(!LUT || (BITS == 4 && OFF && !MINS && !SUB && !STRIP), "IQ4 records: 4-bit, offset 128, one scale");
@@ -173,7 +181,7 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
   // K-quants, IQ4_XS: the d and d2 of the current super-block, loaded once per super-block when the tile has
   // registers to spare (one panel: the decode GEMV), else per record.
   constexpr bool kHoistSuper = RP == 1;
-  const bool factored = w.factors != nullptr && w.expanded == nullptr;  // K-quants and IQ4_XS
+  const bool factored = SC == Scales::Any && w.factors != nullptr && w.expanded == nullptr;  // K-quants and IQ4_XS
   const auto super_of = [&](int i, int64_t b) {
     return w.super_scales + ((p + i) * (w.blocks / kSuperBlocks) + b / kSuperBlocks) * kSuperFloats;
   };
@@ -194,7 +202,10 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
   const auto block_scales = [&](int64_t b, __m512 (&sc)[RP], __m512 (&second)[RP]) __attribute__((always_inline)) {
 #pragma GCC unroll 4
     for (int i = 0; i < RP; ++i) {
-      if (factored) {  // K-quants, IQ4_XS: d · first and d2 · second (exact)
+      if (SC == Scales::Half) {
+        sc[i] = _mm512_cvtph_ps(
+            _mm256_load_si256(reinterpret_cast<const __m256i*>(w.half_scales + ((p + i) * w.blocks + b) * kPackRows)));
+      } else if (factored) {  // K-quants, IQ4_XS: d · first and d2 · second (exact)
         const int8_t* f = w.factors + ((p + i) * w.blocks + b) * kFactorBytes;
         const auto factor = [](const int8_t* at) {
           return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(at))));
@@ -203,7 +214,7 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
         const __m512 d2 = kHoistSuper ? d2_super : _mm512_loadu_ps(super_of(i, b) + kPackRows);
         sc[i] = _mm512_mul_ps(d, factor(f));
         second[i] = _mm512_mul_ps(d2, factor(f + kPackRows));
-      } else if (MINS || w.expanded != nullptr) {
+      } else if (SC == Scales::Fp32 || MINS || w.expanded != nullptr) {
         const auto* fs = reinterpret_cast<const float*>(fp32[i] + b * fp32_stride);
         sc[i] = _mm512_loadu_ps(fs);  // the expansion is a std::vector's: 16-byte aligned
         second[i] = _mm512_loadu_ps(fs + kPackRows);
@@ -397,6 +408,23 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
     }
   }
   store_tile<RP, TB>(w, facc, t, p, y);
+}
+
+template <int RP, int TB, int BITS, bool MINS, bool OFF, int S = 1, bool SUB = false, bool STRIP = false,
+          bool LUT = false>
+void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, float* y,
+                const uint8_t* strip = nullptr) {
+  if constexpr (!SUB) {  // (the sub16 records' scales are integers: no block_scales)
+    if (!MINS && w.factors == nullptr && w.expanded == nullptr) {
+      int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Half>(w, a, t, p, y, strip);
+      return;
+    }
+    if (w.expanded != nullptr || (MINS && w.factors == nullptr)) {
+      int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Fp32>(w, a, t, p, y, strip);
+      return;
+    }
+  }
+  int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Any>(w, a, t, p, y, strip);
 }
 
 // The prefill tile: 3 panels × 4 tokens (12 lanes; 2 × 6 was 5-10 % slower: more activation broadcasts
@@ -716,12 +744,23 @@ inline __m512 block_scales(__m512 amax) {
   return _mm512_castsi512_ps(_mm512_and_si512(up, _mm512_set1_epi32(~0x1FFF)));
 }
 
+// 64 int32 values in [-128, 127] (v[0] columns 0-15, ..., v[3] 48-63) as int8, in order: the saturating packs
+// interleave the four vectors by 128-bit lane (lane l of the result: v[0..3]'s lane l, 4 bytes each), and vpermd
+// puts them back. Four shuffles and one store where vpmovdb takes two shuffle µops and one store per 16 values.
+inline void store_64_int8(int8_t* dst, const __m512i (&v)[4]) {
+  const __m512i bytes = _mm512_packs_epi16(_mm512_packs_epi32(v[0], v[1]), _mm512_packs_epi32(v[2], v[3]));
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  _mm512_storeu_si512(dst, _mm512_permutexvar_epi32(order, bytes));
+}
+
 // 16 blocks (512 columns) of one token.
 inline void quantize_16_blocks(const float* src, int8_t* dst, float* d, int32_t* qsum, float* xsum) {
   const __m512 sign = _mm512_set1_ps(-0.0f);
   __m512 m[16], s[16];
 #pragma GCC unroll 16
-  for (int b = 0; b < 16; ++b) {
+  for (int b = 0; b < 16; ++b) {  // (and the next 16 blocks' lines into L1: 5-10 % faster on a Zen 5 EPYC)
+    _mm_prefetch(reinterpret_cast<const char*>(src + 512 + 32 * b), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(src + 512 + 32 * b + 16), _MM_HINT_T0);
     const __m512 v0 = _mm512_loadu_ps(src + 32 * b), v1 = _mm512_loadu_ps(src + 32 * b + 16);
     m[b] = _mm512_max_ps(_mm512_andnot_ps(sign, v0), _mm512_andnot_ps(sign, v1));
     s[b] = _mm512_add_ps(v0, v1);
@@ -733,14 +772,15 @@ inline void quantize_16_blocks(const float* src, int8_t* dst, float* d, int32_t*
   const __mmask16 nonzero = _mm512_cmp_ps_mask(amax, _mm512_setzero_ps(), _CMP_NEQ_UQ);
   alignas(64) float inv[16];
   _mm512_store_ps(inv, _mm512_maskz_div_ps(nonzero, _mm512_set1_ps(127.0f), amax));
-#pragma GCC unroll 16
-  for (int b = 0; b < 16; ++b) {
-    const __m512 iv = _mm512_set1_ps(inv[b]);
-    const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(src + 32 * b), iv));
-    const __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(src + 32 * b + 16), iv));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 32 * b), _mm512_cvtepi32_epi8(q0));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 32 * b + 16), _mm512_cvtepi32_epi8(q1));
-    s[b] = _mm512_castsi512_ps(_mm512_add_epi32(q0, q1));
+#pragma GCC unroll 8
+  for (int b = 0; b < 16; b += 2) {
+    __m512i v[4];
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k)
+      v[k] = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(src + 32 * b + 16 * k), _mm512_set1_ps(inv[b + k / 2])));
+    store_64_int8(dst + 32 * b, v);
+    s[b] = _mm512_castsi512_ps(_mm512_add_epi32(v[0], v[1]));
+    s[b + 1] = _mm512_castsi512_ps(_mm512_add_epi32(v[2], v[3]));
   }
   _mm512_storeu_si512(qsum, _mm512_castps_si512(reduce16(s, add_i32)));
 }
@@ -793,11 +833,15 @@ void quantize_rows_super_avx512(const float* x, int64_t t0, int64_t t1, int64_t 
       const __m512 iv = _mm512_set1_ps(inv);
       __m512 halves[16];  // the int32 values of half h (columns 16h .. 16h + 15 of the super-block)
       int8_t* dst = q + t * cols + s * kSuperCols;
-#pragma GCC unroll 16
-      for (int h = 0; h < 16; ++h) {
-        const __m512i v = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(src + 16 * h), iv));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 16 * h), _mm512_cvtepi32_epi8(v));
-        halves[h] = _mm512_castsi512_ps(v);
+#pragma GCC unroll 4
+      for (int h = 0; h < 16; h += 4) {
+        __m512i v[4];
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) {
+          v[k] = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(src + 16 * (h + k)), iv));
+          halves[h + k] = _mm512_castsi512_ps(v[k]);
+        }
+        store_64_int8(dst + 16 * h, v);
       }
       const __m512i half_sums = _mm512_castps_si512(reduce16(halves, add_i32));
       // Block b's Σq: lanes 2b and 2b + 1, added in the low 32 bits of 64-bit lane b.

@@ -177,9 +177,12 @@ inline void super_block_step(const PackedView& w, const QuantizedRows& a, int64_
 // MINS: each half also has a min) in super_block_sums, 6-bit ones (Q6_K) in six_bit_super_sums.
 // STRIP (BITS = kStripTileBits, for 5- and 6-bit records): the values come from
 // the records of panels g0 / 2 .. unpacked into `strip` (kernel_table.h).
-template <bool VNNI, int RH, int TB, int BITS, bool MINS, bool SUB = false, bool STRIP = false, bool LUT = false>
-void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t g0, float* y,
-                     const uint8_t* strip = nullptr) {
+// HALF: fp16 scales beside the records (w.half_scales: Q8_0, Q4_0, Q5_0, IQ4_NL), known when compiled so that
+// the block loop carries no branch to the other scale sources (int8_micro_avx2 chooses; as int8_micro on
+// AVX-512, docs/performance.md).
+template <bool VNNI, int RH, int TB, int BITS, bool MINS, bool SUB, bool STRIP, bool LUT, bool HALF>
+void int8_micro_avx2_body(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t g0, float* y,
+                          const uint8_t* strip) {
   static_assert(!LUT || (BITS == 4 && !MINS && !SUB && !STRIP), "IQ4 records: 4-bit, one scale per block");
   static_assert(!SUB || BITS == 6 || BITS == 4 || BITS == 2, "sub16 records are 6-, 4- or 2-bit");
   static_assert(!SUB || !MINS || (BITS == 2 && !STRIP), "sub16 records with mins (Q2_K) are 2-bit");
@@ -414,7 +417,7 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
     // factors (Q4_K, Q5_K, IQ4_XS; exact), expanded by matmul for a product of many tokens, else computed here.
     const float* sc[RH] = {};
     alignas(32) float factored[RH][24];
-    const bool fp32_scales = MINS || w.factors != nullptr;  // else fp16 ones (Q8_0, Q4_0, Q5_0, IQ4_NL)
+    const bool fp32_scales = !HALF && (MINS || w.factors != nullptr);  // else fp16 ones (Q8_0, Q4_0, Q5_0, IQ4_NL)
 #pragma GCC unroll 8
     for (int h = 0; h < RH; ++h) {
       if (!fp32_scales) continue;
@@ -472,6 +475,18 @@ void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int
       }
     }
   }
+}
+
+template <bool VNNI, int RH, int TB, int BITS, bool MINS, bool SUB = false, bool STRIP = false, bool LUT = false>
+void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t g0, float* y,
+                     const uint8_t* strip = nullptr) {
+  if constexpr (!MINS && !SUB) {
+    if (w.factors == nullptr) {
+      int8_micro_avx2_body<VNNI, RH, TB, BITS, MINS, SUB, STRIP, LUT, true>(w, a, t, g0, y, strip);
+      return;
+    }
+  }
+  int8_micro_avx2_body<VNNI, RH, TB, BITS, MINS, SUB, STRIP, LUT, false>(w, a, t, g0, y, strip);
 }
 
 // Tile shapes, half panels × tokens, for 16 ymm registers: 8-bit 2 × 3 (6 int32 accumulators plus |w| and w
