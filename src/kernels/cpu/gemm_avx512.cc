@@ -414,17 +414,23 @@ template <int RP, int TB, int BITS, bool MINS, bool OFF, int S = 1, bool SUB = f
           bool LUT = false>
 void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, float* y,
                 const uint8_t* strip = nullptr) {
-  if constexpr (!SUB) {  // (the sub16 records' scales are integers: no block_scales)
-    if (!MINS && w.factors == nullptr && w.expanded == nullptr) {
-      int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Half>(w, a, t, p, y, strip);
-      return;
+  if constexpr (SUB) {  // the sub16 records' scales are integers: no block_scales
+    int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Any>(w, a, t, p, y, strip);
+  } else if constexpr (!MINS && !LUT) {  // Q8_0, Q4_0, Q5_0: always fp16 scales (pack.cc)
+    int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Half>(w, a, t, p, y, strip);
+  } else {
+    if constexpr (!MINS) {
+      if (w.factors == nullptr) {  // IQ4_NL
+        int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Half>(w, a, t, p, y, strip);
+        return;
+      }
     }
     if (w.expanded != nullptr || (MINS && w.factors == nullptr)) {
       int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Fp32>(w, a, t, p, y, strip);
-      return;
+    } else {  // the K-quants' and IQ4_XS's factors, not expanded (decode)
+      int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Any>(w, a, t, p, y, strip);
     }
   }
-  int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Any>(w, a, t, p, y, strip);
 }
 
 // The prefill tile: 3 panels × 4 tokens (12 lanes; 2 × 6 was 5-10 % slower: more activation broadcasts
