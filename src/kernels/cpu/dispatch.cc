@@ -253,8 +253,13 @@ cpu::QuantizedRows quantize_activations(const PackedView& w, const float* x, int
     parallel_for(n, static_cast<double>(w.cols), [&](int64_t t) {
       for (int64_t b = 0; b < w.blocks; ++b) {
         const float* xb = x + t * w.cols + b * cpu::kQBlock;
+        // 8 running maxima (one chain of 32 dependent maxima was 15 % of a Q4_1 product's time); std::max skips
+        // a NaN |x| in every lane as in one chain, and the maximum of the rest does not depend on the order.
+        float m[8] = {};
+        for (int64_t c = 0; c < cpu::kQBlock; c += 8)
+          for (int i = 0; i < 8; ++i) m[i] = std::max(m[i], std::fabs(xb[c + i]));
         float amax = 0.0f;
-        for (int64_t c = 0; c < cpu::kQBlock; ++c) amax = std::max(amax, std::fabs(xb[c]));
+        for (const float v : m) amax = std::max(amax, v);
         xp[t * w.blocks + b] = cpu::q8_1_sum(amax, sp[t * w.blocks + b]);
       }
     });
