@@ -416,7 +416,7 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
                 const uint8_t* strip = nullptr) {
   if constexpr (SUB) {  // the sub16 records' scales are integers: no block_scales
     int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Any>(w, a, t, p, y, strip);
-  } else if constexpr (!MINS && !LUT) {  // Q8_0, Q4_0, Q5_0: always fp16 scales (pack.cc)
+  } else if constexpr (always_half_scales(MINS, SUB, LUT)) {
     int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Half>(w, a, t, p, y, strip);
   } else {
     if constexpr (!MINS) {

@@ -480,13 +480,17 @@ void int8_micro_avx2_body(const PackedView& w, const QuantizedRows& a, int64_t t
 template <bool VNNI, int RH, int TB, int BITS, bool MINS, bool SUB = false, bool STRIP = false, bool LUT = false>
 void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t g0, float* y,
                      const uint8_t* strip = nullptr) {
-  if constexpr (!MINS && !SUB) {
-    if (w.factors == nullptr) {
-      int8_micro_avx2_body<VNNI, RH, TB, BITS, MINS, SUB, STRIP, LUT, true>(w, a, t, g0, y, strip);
-      return;
+  if constexpr (always_half_scales(MINS, SUB, LUT)) {
+    int8_micro_avx2_body<VNNI, RH, TB, BITS, MINS, SUB, STRIP, LUT, true>(w, a, t, g0, y, strip);
+  } else {
+    if constexpr (!MINS && !SUB) {
+      if (w.factors == nullptr) {  // IQ4_NL
+        int8_micro_avx2_body<VNNI, RH, TB, BITS, MINS, SUB, STRIP, LUT, true>(w, a, t, g0, y, strip);
+        return;
+      }
     }
+    int8_micro_avx2_body<VNNI, RH, TB, BITS, MINS, SUB, STRIP, LUT, false>(w, a, t, g0, y, strip);
   }
-  int8_micro_avx2_body<VNNI, RH, TB, BITS, MINS, SUB, STRIP, LUT, false>(w, a, t, g0, y, strip);
 }
 
 // Tile shapes, half panels × tokens, for 16 ymm registers: 8-bit 2 × 3 (6 int32 accumulators plus |w| and w

@@ -106,6 +106,10 @@ inline constexpr bool unpacked_in_strips(int bits) { return bits == 5 || bits ==
 // y += (d·dx) · I + (dmin·dx) · M in fp32 once per 256 columns (ops.h). |I| < 2^31: a Q6_K half's sum is at most
 // 16 · 32 · 127 (q − 32 ∈ [−32, 31], |x_q| ≤ 127; one that does not fit int16), times |sc| ≤ 128, 16 halves.
 inline bool integer_super_sums(const PackedView& w) { return w.sub16; }
+// Whether a kind of Int8 record always keeps its block scales as fp16 numbers beside the records (w.half_scales:
+// Q8_0, Q4_0, Q5_0; pack.cc): no mins, not sub16, not IQ4 (IQ4_NL has fp16 scales, IQ4_XS factors). The tiles are
+// compiled for that source alone there, and choose per matrix for the other kinds.
+inline constexpr bool always_half_scales(bool mins, bool sub16, bool iq4) { return !mins && !sub16 && !iq4; }
 // Whether a half's integer sum fits int16 (Q2_K, Q3_K: |Σ (q − 4) · x| ≤ 16 · 4 · 127), so that one vpdpwssd /
 // vpmaddwd with the pair (scale, 0) scales it; Q6_K's halves take an int32 multiply.
 inline constexpr bool int16_half_sums(int bits) { return bits <= 4; }
