@@ -71,7 +71,7 @@ const cpu::KernelTable& table_for(Isa isa) {
 const cpu::KernelTable& active_table() { return table_for(active_isa()); }
 
 // The calling thread's scratch of at least `bytes` bytes, 64-byte aligned: the unpacked path's row panels,
-// the Int8 tiles' unpacked 6-bit strips (cpu::int8_scratch_bytes), the AMX tiles' records and scalars
+// the Int8 tiles' unpacked strips (cpu::int8_scratch_bytes), the AMX tiles' records and scalars
 // (cpu::amx_scratch_bytes). One matmul uses one of them at a time.
 uint8_t* thread_scratch(int64_t bytes) {
   thread_local std::vector<uint8_t> scratch;
@@ -299,9 +299,10 @@ void int8_product(const PackedView& w, const cpu::QuantizedRows& a, int64_t n, f
                  [&](int64_t p) { expand_factors(w, p, p + 1, ep + p * w.blocks * 2 * cpu::kPackRows); });
     view.expanded = ep;
   }
+  const bool avx512_tiles = tile == cpu::int8_tile_avx512vnni || tile == cpu::int8_tile_amx;
   const int64_t scratch_bytes = tile == cpu::int8_tile_amx
-                                    ? std::max(cpu::int8_scratch_bytes(w), cpu::amx_scratch_bytes(w))
-                                    : cpu::int8_scratch_bytes(w);
+                                    ? std::max(cpu::int8_scratch_bytes(w, true), cpu::amx_scratch_bytes(w))
+                                    : cpu::int8_scratch_bytes(w, avx512_tiles);
   run_packed(w, n, panels, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) {
     tile(view, a, t0, t1, p0, p1, y, scratch_bytes > 0 ? thread_scratch(scratch_bytes) : nullptr);
   });

@@ -63,33 +63,18 @@ const uint8_t* panel_records(const PackedView& w, int64_t p, uint8_t* out, int64
   }
   stride = kStripRecordBytes;
   const __m512i off = _mm512_set1_epi8(static_cast<char>(w.offset));
-  if (w.bits == 5 || w.bits == 6) {
+  if (w.bits != 8) {  // 4- to 6-bit records: the VNNI tiles' strip, less the offset
     unpack_panels_avx512(w, p, 1, out);
     if (w.offset != 0)
       for (int64_t i = 0; i < w.blocks * kStripRecordBytes; i += 64)
         _mm512_store_si512(out + i, _mm512_sub_epi8(_mm512_load_si512(out + i), off));
     return out;
   }
-  const __m512i low4 = _mm512_set1_epi8(0x0F);
-  const __m512i lut = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Stored)));
   for (int64_t b = 0; b < w.blocks; ++b) {
     const uint8_t* rec = first + b * w.block_stride;
     uint8_t* dst = out + b * kStripRecordBytes;
-    if (w.bits == 8) {
-      for (int j = 0; j < 8; ++j)
-        _mm512_store_si512(dst + 64 * j, _mm512_sub_epi8(_mm512_load_si512(rec + 64 * j), off));
-      continue;
-    }
-    for (int j = 0; j < 4; ++j) {  // 4-bit: chunk j and j + 4 are the low and the high nibbles of vector j
-      const __m512i v = _mm512_load_si512(rec + 64 * j);
-      __m512i lo = _mm512_and_si512(v, low4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
-      if (w.iq4) {  // the nibbles' stored values (kIq4Stored)
-        lo = _mm512_shuffle_epi8(lut, lo);
-        hi = _mm512_shuffle_epi8(lut, hi);
-      }
-      _mm512_store_si512(dst + 64 * j, _mm512_sub_epi8(lo, off));
-      _mm512_store_si512(dst + 64 * (j + 4), _mm512_sub_epi8(hi, off));
-    }
+    for (int j = 0; j < 8; ++j)
+      _mm512_store_si512(dst + 64 * j, _mm512_sub_epi8(_mm512_load_si512(rec + 64 * j), off));
   }
   return out;
 }

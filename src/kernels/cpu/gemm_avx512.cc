@@ -133,10 +133,10 @@ inline void super_block_step(const PackedView& w, const QuantizedRows& a, int64_
 // come once per super-block (super_block_step). Q2_K and Q3_K run only here in the GEMV tiles (their prefill tiles
 // are super_micro's); Q6_K's prefill tiles read its strips here, one half at a time.
 // 6-bit values are the 4-bit layout's nibbles with their 2 high bits moved in (3 instructions per chunk),
-// 5-bit ones likewise with their fifth bit; or, with STRIP, the panels' records (either width) unpacked into
-// `strip` (kernel_table.h), read as 8-bit ones (BITS is then kStripTileBits).
+// 5-bit ones likewise with their fifth bit; or, with STRIP (the prefill tiles), the panels' 4- to 6-bit records
+// unpacked into `strip` (kernel_table.h), read as 8-bit ones (BITS is then kStripTileBits).
 // LUT (IQ4_NL, IQ4_XS: 4-bit, offset 128): each nibble n becomes the stored value kIq4Values[n] + 128 by one
-// vpshufb per 64 bytes.
+// vpshufb per 64 bytes (with STRIP, as unpack_panels_avx512 wrote them).
 
 // Where block_scales finds a block's scales, when known as the tile is compiled (int8_micro chooses): then the block
 // loop carries no other source's pointers and branches, which had spilled its pointers (Q8_0 and Q4_0 at 2
@@ -151,10 +151,10 @@ template <int RP, int TB, int BITS, bool MINS, bool OFF, int S, bool SUB, bool S
 void int8_micro_body(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, float* y,
                      const uint8_t* strip) {
   static_assert(!SUB || (S == 2 && (BITS == 6 || BITS == 4 || BITS == 2) && (OFF || MINS)), "sub16: two sums");
-  static_assert(!STRIP || BITS == kStripTileBits, "one set of strip tiles for 5- and 6-bit records");
-  static_assert(!LUT || (BITS == 4 && OFF && !MINS && !SUB && !STRIP), "IQ4 records: 4-bit, offset 128, one scale");
+  static_assert(!STRIP || BITS == kStripTileBits, "one set of strip tiles for 4- to 6-bit records");
+  static_assert(!LUT || ((BITS == 4 || STRIP) && OFF && !MINS && !SUB), "IQ4 records: 4-bit, offset 128, one scale");
   const int64_t bs = STRIP ? kStripRecordBytes : w.block_stride;
-  const __m512i lut = LUT ? _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Stored)))
+  const __m512i lut = LUT && !STRIP ? _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Stored)))
                           : _mm512_setzero_si512();
   const uint8_t* base[RP];  // the weights of the panel's block 0
 #pragma GCC unroll 4
@@ -438,20 +438,32 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
 constexpr int kInt8Panels = 3;
 constexpr int kInt8Tokens = 4;
 
-// The prefill tiles unpack 6-bit records into `scratch` first (kernel_table.h); the registers' unpacking
+// The prefill tiles unpack 4- to 6-bit records into `scratch` first (kernel_table.h); the registers' unpacking
 // serves the GEMV tiles only (fewer template instances, and a tile of more than kInt8GemvTokens tokens
 // reads its records at least twice).
 
 }  // namespace
 
-// The 5- or 6-bit records of panels [p, p + panels) unpacked into `out` (kernel_table.h), as int8_micro
-// unpacks them.
+// The 4- to 6-bit records of panels [p, p + panels) unpacked into `out` (kernel_table.h), as int8_micro
+// unpacks them (IQ4's nibbles as their stored values).
 void unpack_panels_avx512(const PackedView& w, int64_t p, int64_t panels, uint8_t* out) {
   for (int64_t r = 0; r < panels * w.blocks; ++r) {
     const uint8_t* rec = w.data + (p * w.blocks + r) * w.block_stride;
     uint8_t* dst = out + r * kStripRecordBytes;
     __m512i chunk[8];
-    if (w.bits == 5) {
+    if (w.bits == 4) {  // chunk j: vector j's low nibbles, chunk j + 4: its high ones (IQ4: their stored values)
+      const __m512i low4 = _mm512_set1_epi8(0x0F);
+      const __m512i lut = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Stored)));
+      for (int j = 0; j < 4; ++j) {
+        const __m512i v = _mm512_load_si512(rec + 64 * j);
+        chunk[j] = _mm512_and_si512(v, low4);
+        chunk[j + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+        if (w.iq4) {
+          chunk[j] = _mm512_shuffle_epi8(lut, chunk[j]);
+          chunk[j + 4] = _mm512_shuffle_epi8(lut, chunk[j + 4]);
+        }
+      }
+    } else if (w.bits == 5) {
       const __m512i h = _mm512_load_si512(rec + kFifthBits);
       for (int j = 0; j < 4; ++j) five_bit_chunks(_mm512_load_si512(rec + 64 * j), h, j, chunk[j], chunk[j + 4]);
     } else {
@@ -572,7 +584,7 @@ void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_
     for (; t + kInt8Tokens <= t1; t += kInt8Tokens) super_micro<RP, kInt8Tokens, MINS, OFF>(w, a, t, p, y, scratch);
     with_count(t1 - t, [&]<int TB>() { super_micro<RP, TB, MINS, OFF>(w, a, t, p, y, scratch); });
   } else {
-    constexpr bool kStrip = unpacked_in_strips(BITS);
+    constexpr bool kStrip = avx512_strips(BITS, SUB);
     constexpr int kTileBits = kStrip ? kStripTileBits : BITS;
     if constexpr (kStrip) unpack_panels_avx512(w, p, RP, scratch);
     for (; t + kInt8Tokens <= t1; t += kInt8Tokens)

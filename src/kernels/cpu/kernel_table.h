@@ -96,11 +96,16 @@ inline void prefetch_l2(const uint8_t* from, int64_t bytes) {
 // kStripPanels) into the caller's scratch, kStripRecordBytes per record: the 8 chunks of the 8-bit layout
 // holding the stored values (their scales stay where they are). Every later group of tokens then loads
 // values instead of rebuilding them; the integer sums, and so the results, are the same. One set of strip
-// tiles (instantiated with BITS = kStripTileBits) serves both widths.
+// tiles (instantiated with BITS = kStripTileBits) serves every width.
 inline constexpr int64_t kStripPanels = 3;
 inline constexpr int64_t kStripRecordBytes = 512;
 inline constexpr int kStripTileBits = 6;
 inline constexpr bool unpacked_in_strips(int bits) { return bits == 5 || bits == 6; }
+// The AVX-512 prefill tiles unpack 4-bit records (one scale per 32 columns: Q4_0, Q4_1, Q4_K, IQ4, MLX 4-bit) too,
+// IQ4's as their stored values: on Intel CPUs every 512-bit operation takes port 0 or 5, the ports of vpdpbusd,
+// and rebuilding the nibbles for every group of 4 tokens cost 3 of them per 8 vpdpbusd (an Emerald Rapids
+// Xeon: 4-bit products 43–51 → 50–57 % of the vpdpbusd peak, docs/performance.md). The AVX2 tiles keep their nibbles.
+inline constexpr bool avx512_strips(int bits, bool sub16) { return unpacked_in_strips(bits) || (bits == 4 && !sub16); }
 // Q2_K, Q3_K and Q6_K records (sub16: 2-, 4- or 6-bit) sum whole super-blocks in integers, as llama.cpp's vec_dot
 // does: I = Σ over the super-block's 16 halves of sc · Σ q·x (exact), M = Σ of the halves' −m · Σ x_q (Q2_K), then
 // y += (d·dx) · I + (dmin·dx) · M in fp32 once per 256 columns (ops.h). |I| < 2^31: a Q6_K half's sum is at most
@@ -127,13 +132,14 @@ inline constexpr int64_t kAmxChunkTokens = 96;
 inline int64_t amx_scratch_bytes(const PackedView& w) {
   return w.sub16 ? 0 : w.blocks * (kStripRecordBytes + 2 * kAmxChunkTokens * 4);
 }
-// Scratch bytes an int8_tile call needs for `w` (64-byte aligned): 0 unless it has 5- or 6-bit records or
-// folded Q2_K / Q3_K strips (the AMX tiles, which run the VNNI tiles for their remainder, need the larger of
-// this and amx_scratch_bytes).
-inline int64_t int8_scratch_bytes(const PackedView& w) {
+// Scratch bytes an int8_tile call needs for `w` (64-byte aligned): 0 unless it has 5- or 6-bit records, 4-bit
+// ones on the AVX-512 tiles (`avx512`), or folded Q2_K / Q3_K strips (the AMX tiles, which run the VNNI tiles for
+// their remainder, need the larger of this and amx_scratch_bytes).
+inline int64_t int8_scratch_bytes(const PackedView& w, bool avx512) {
   if (integer_super_sums(w) && w.bits <= 4)
     return kStripPanels * w.blocks * (kStripRecordBytes + (w.mins16 != nullptr ? kMinPairBytes : 0));
-  return unpacked_in_strips(w.bits) ? kStripPanels * w.blocks * kStripRecordBytes : 0;
+  const bool strips = avx512 ? avx512_strips(w.bits, w.sub16) : unpacked_in_strips(w.bits);
+  return strips ? kStripPanels * w.blocks * kStripRecordBytes : 0;
 }
 
 // Sub-block j's (0–7) 6-bit scale and min from the 12 scale bytes `s` of a Q4_K or Q5_K block (ggml's
@@ -382,8 +388,8 @@ void bf16_rows_avx512(const float* x, int64_t t0, int64_t t1, int64_t cols, int6
 void bf16_tile_avx512bf16(const PackedView& w, const uint16_t* xb, int64_t t0, int64_t t1, int64_t p0,
                           int64_t p1, float* y);
 
-// The 5- or 6-bit records of panels [p, p + panels) unpacked into `out` in the 8-bit layout (kernel_table.h's
-// strips), as the VNNI prefill tiles read them.
+// The 4- to 6-bit records of panels [p, p + panels) unpacked into `out` in the 8-bit layout (kernel_table.h's
+// strips; IQ4's as their stored values), as the VNNI prefill tiles read them.
 void unpack_panels_avx512(const PackedView& w, int64_t p, int64_t panels, uint8_t* out);
 
 // Whether the CPU has AMX-TILE and AMX-INT8 (AMX-BF16), the OS enables their state and granted this process the
