@@ -532,13 +532,15 @@ void BM_Gemv(benchmark::State& state) {
 
 void gemv_args(benchmark::internal::Benchmark* b) {
   // qwen35-0.8b (hidden 1024: MLP, DeltaNet in_proj_qkv, lm_head), qwen35-2b (hidden 2048) and qwen35-9b (hidden
-  // 4096, clef-flash's backbone: the MLP's 12288 rows) shapes.
+  // 4096, clef-flash's backbone: the MLP's 12288 rows) shapes. 1 to 4 tokens: decoding (the GEMV tiles); 8 to 96:
+  // batches of decoding sequences and short prompts on the prefill tiles (where the 4-bit strips start to pay).
   const std::pair<int64_t, int64_t> shapes[] = {{3584, 1024}, {1024, 3584},   {6144, 1024},  {6144, 2048},
                                                 {2048, 6144}, {248320, 1024}, {12288, 4096}, {4096, 12288}};
   for (int kind : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kMlx4, kMlx6, kBf16, kF16, kBf16Fma, kQ5_K, kQ3_K, kIq4Nl, kIq4Xs,
                    kQ4_1, kQ5_0, kQ5_1, kQ2_K})
     for (auto shape : shapes)
-      for (auto [n, threads] : {std::pair<int, int>{1, 1}, {1, 2}, {2, 2}, {3, 2}, {4, 2}})
+      for (auto [n, threads] : {std::pair<int, int>{1, 1}, {1, 2}, {2, 2}, {3, 2}, {4, 2}, {8, 2}, {16, 2}, {32, 2},
+                                {48, 2}, {64, 2}, {96, 2}})
         b->Args({kind, shape.first, shape.second, n, threads});
 }
 BENCHMARK(BM_Gemv)->Apply(gemv_args)->UseManualTime()->Unit(benchmark::kMicrosecond);

@@ -105,7 +105,11 @@ const Int8Case kInt8Cases[] = {
     {WeightType::Q4_1, 0, 0, 33, 128, 8},       {WeightType::Q5_0, 0, 0, 5, 32, 3},
     {WeightType::Q5_0, 0, 0, 33, 128, 8},       {WeightType::Q5_0, 0, 0, 48, 64, 1},
     {WeightType::Q5_1, 0, 0, 5, 32, 3},         {WeightType::Q5_1, 0, 0, 33, 128, 8},
-    {WeightType::Q5_1, 0, 0, 48, 64, 1}};
+    {WeightType::Q5_1, 0, 0, 48, 64, 1},
+    // 4-bit records through the AVX-512 prefill tiles' strips (from 64 tokens, gemm_avx512.cc)
+    {WeightType::Q4_0, 0, 0, 35, 96, 70},       {WeightType::Q4_K, 0, 0, 19, 256, 67},
+    {WeightType::MlxAffine, 4, 64, 21, 128, 65}, {WeightType::IQ4_NL, 0, 0, 17, 64, 66},
+    {WeightType::IQ4_XS, 0, 0, 18, 256, 69},    {WeightType::Q4_1, 0, 0, 33, 64, 64}};
 
 TEST(PackedInt8, MatchesTwinOnEveryIsaAndContractBoundsTheError) {
   std::mt19937 rng(21);

@@ -152,7 +152,8 @@ void int8_micro_body(const PackedView& w, const QuantizedRows& a, int64_t t, int
                      const uint8_t* strip) {
   static_assert(!SUB || (S == 2 && (BITS == 6 || BITS == 4 || BITS == 2) && (OFF || MINS)), "sub16: two sums");
   static_assert(!STRIP || BITS == kStripTileBits, "one set of strip tiles for 4- to 6-bit records");
-  static_assert(!LUT || ((BITS == 4 || STRIP) && OFF && !MINS && !SUB), "IQ4 records: 4-bit, offset 128, one scale");
+  static_assert(!LUT || ((BITS == 4 || STRIP) && OFF && !MINS && !SUB),
+                "IQ4 records: 4-bit (or their strips), offset 128, one scale");
   const int64_t bs = STRIP ? kStripRecordBytes : w.block_stride;
   const __m512i lut = LUT && !STRIP ? _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Stored)))
                           : _mm512_setzero_si512();
@@ -573,6 +574,16 @@ void super_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t
   store_tile<RP, TB>(w, facc, t, p, y);
 }
 
+// Whether a prefill tile over `tokens` tokens reads its panels' records from strips: 5- and 6-bit ones always,
+// 4-bit ones from kFourBitStripTokens tokens on (kernel_table.h's avx512_strips). With fewer, unpacking the strip
+// costs more than rebuilding the nibbles for each group of 4 tokens saves (Emerald Rapids Xeon, 2 threads,
+// `BM_Gemv/(4|5|6)/…/N/2`: with strips 8 tokens read 15–35 % slower, 16 and 32 up to 15 % slower, 48 the same,
+// 64 and 96 tokens 5–15 % faster).
+constexpr int64_t kFourBitStripTokens = 64;
+constexpr bool strips_for(int bits, bool sub16, int64_t tokens) {
+  return unpacked_in_strips(bits) || (avx512_strips(bits, sub16) && tokens >= kFourBitStripTokens);
+}
+
 template <int RP, int BITS, bool MINS, bool OFF, bool SUB, bool LUT>
 void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p, float* y,
                  uint8_t* scratch) {
@@ -583,15 +594,23 @@ void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_
     unpack_super_panels(w, p, RP, scratch);
     for (; t + kInt8Tokens <= t1; t += kInt8Tokens) super_micro<RP, kInt8Tokens, MINS, OFF>(w, a, t, p, y, scratch);
     with_count(t1 - t, [&]<int TB>() { super_micro<RP, TB, MINS, OFF>(w, a, t, p, y, scratch); });
-  } else {
+  } else if (strips_for(BITS, SUB, t1 - t0)) {
     constexpr bool kStrip = avx512_strips(BITS, SUB);
-    constexpr int kTileBits = kStrip ? kStripTileBits : BITS;
-    if constexpr (kStrip) unpack_panels_avx512(w, p, RP, scratch);
-    for (; t + kInt8Tokens <= t1; t += kInt8Tokens)
-      int8_micro<RP, kInt8Tokens, kTileBits, MINS, OFF, S, SUB, kStrip, LUT>(w, a, t, p, y, scratch);
-    with_count(t1 - t, [&]<int TB>() {
-      int8_micro<RP, TB, kTileBits, MINS, OFF, S, SUB, kStrip, LUT>(w, a, t, p, y, scratch);
-    });
+    if constexpr (kStrip) {
+      unpack_panels_avx512(w, p, RP, scratch);
+      for (; t + kInt8Tokens <= t1; t += kInt8Tokens)
+        int8_micro<RP, kInt8Tokens, kStripTileBits, MINS, OFF, S, SUB, true, LUT>(w, a, t, p, y, scratch);
+      with_count(t1 - t, [&]<int TB>() {
+        int8_micro<RP, TB, kStripTileBits, MINS, OFF, S, SUB, true, LUT>(w, a, t, p, y, scratch);
+      });
+    }
+  } else {
+    if constexpr (!unpacked_in_strips(BITS)) {
+      for (; t + kInt8Tokens <= t1; t += kInt8Tokens)
+        int8_micro<RP, kInt8Tokens, BITS, MINS, OFF, S, SUB, false, LUT>(w, a, t, p, y, scratch);
+      with_count(t1 - t,
+                 [&]<int TB>() { int8_micro<RP, TB, BITS, MINS, OFF, S, SUB, false, LUT>(w, a, t, p, y, scratch); });
+    }
   }
 }
 
