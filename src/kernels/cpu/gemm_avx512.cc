@@ -155,8 +155,9 @@ void int8_micro_body(const PackedView& w, const QuantizedRows& a, int64_t t, int
   static_assert(!LUT || ((BITS == 4 || STRIP) && OFF && !MINS && !SUB),
                 "IQ4 records: 4-bit (or their strips), offset 128, one scale");
   const int64_t bs = STRIP ? kStripRecordBytes : w.block_stride;
-  const __m512i lut = LUT && !STRIP ? _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Stored)))
-                          : _mm512_setzero_si512();
+  const __m512i lut = LUT && !STRIP
+                           ? _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Stored)))
+                           : _mm512_setzero_si512();
   const uint8_t* base[RP];  // the weights of the panel's block 0
 #pragma GCC unroll 4
   for (int i = 0; i < RP; ++i) base[i] = STRIP ? strip + i * w.blocks * bs : w.data + (p + i) * w.blocks * bs;
@@ -439,7 +440,8 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
 constexpr int kInt8Panels = 3;
 constexpr int kInt8Tokens = 4;
 
-// The prefill tiles unpack 4- to 6-bit records into `scratch` first (kernel_table.h); the registers' unpacking
+// The prefill tiles unpack 5- and 6-bit records into `scratch` first, and 4-bit ones when they take
+// kFourBitStripTokens or more (kernel_table.h, strips_for below); unpacking 5- and 6-bit records in registers
 // serves the GEMV tiles only (fewer template instances, and a tile of more than kInt8GemvTokens tokens
 // reads its records at least twice).
 
