@@ -441,7 +441,7 @@ constexpr int kInt8Panels = 3;
 constexpr int kInt8Tokens = 4;
 
 // The prefill tiles unpack 5- and 6-bit records into `scratch` first, and 4-bit ones when they take
-// kFourBitStripTokens or more (kernel_table.h, strips_for below); unpacking 5- and 6-bit records in registers
+// kFourBitStripTokens or more (kernel_table.h, int8_tokens below); unpacking 5- and 6-bit records in registers
 // serves the GEMV tiles only (fewer template instances, and a tile of more than kInt8GemvTokens tokens
 // reads its records at least twice).
 
@@ -576,15 +576,11 @@ void super_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t
   store_tile<RP, TB>(w, facc, t, p, y);
 }
 
-// Whether a prefill tile over `tokens` tokens reads its panels' records from strips: 5- and 6-bit ones always,
-// 4-bit ones from kFourBitStripTokens tokens on (kernel_table.h's avx512_strips). With fewer, unpacking the strip
-// costs more than rebuilding the nibbles for each group of 4 tokens saves (Emerald Rapids Xeon, 2 threads,
-// `BM_Gemv/(4|5|6)/…/N/2`: with strips 8 tokens read 15–35 % slower, 16 and 32 up to 15 % slower, 48 the same,
-// 64 and 96 tokens 5–15 % faster).
+// 4-bit records go through strips (kernel_table.h's avx512_strips) when a tile call takes kFourBitStripTokens or
+// more; with fewer, unpacking the strip costs more than rebuilding the nibbles for each group of 4 tokens saves
+// (Emerald Rapids Xeon, 2 threads, `BM_Gemv/(4|5|6)/…/N/2`: with strips 8 tokens read 15–35 % slower, 16 and 32 up
+// to 15 % slower, 48 the same, 64 and 96 tokens 5–15 % faster). 5- and 6-bit records always do.
 constexpr int64_t kFourBitStripTokens = 64;
-constexpr bool strips_for(int bits, bool sub16, int64_t tokens) {
-  return unpacked_in_strips(bits) || (avx512_strips(bits, sub16) && tokens >= kFourBitStripTokens);
-}
 
 template <int RP, int BITS, bool MINS, bool OFF, bool SUB, bool LUT>
 void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t p, float* y,
@@ -596,22 +592,26 @@ void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_
     unpack_super_panels(w, p, RP, scratch);
     for (; t + kInt8Tokens <= t1; t += kInt8Tokens) super_micro<RP, kInt8Tokens, MINS, OFF>(w, a, t, p, y, scratch);
     with_count(t1 - t, [&]<int TB>() { super_micro<RP, TB, MINS, OFF>(w, a, t, p, y, scratch); });
-  } else if (strips_for(BITS, SUB, t1 - t0)) {
-    constexpr bool kStrip = avx512_strips(BITS, SUB);
-    if constexpr (kStrip) {
-      unpack_panels_avx512(w, p, RP, scratch);
-      for (; t + kInt8Tokens <= t1; t += kInt8Tokens)
-        int8_micro<RP, kInt8Tokens, kStripTileBits, MINS, OFF, S, SUB, true, LUT>(w, a, t, p, y, scratch);
-      with_count(t1 - t, [&]<int TB>() {
-        int8_micro<RP, TB, kStripTileBits, MINS, OFF, S, SUB, true, LUT>(w, a, t, p, y, scratch);
-      });
-    }
   } else {
-    if constexpr (!unpacked_in_strips(BITS)) {
+    const auto tiles = [&]<bool STRIP>() {
+      constexpr int kTileBits = STRIP ? kStripTileBits : BITS;
+      if constexpr (STRIP) unpack_panels_avx512(w, p, RP, scratch);
       for (; t + kInt8Tokens <= t1; t += kInt8Tokens)
-        int8_micro<RP, kInt8Tokens, BITS, MINS, OFF, S, SUB, false, LUT>(w, a, t, p, y, scratch);
-      with_count(t1 - t,
-                 [&]<int TB>() { int8_micro<RP, TB, BITS, MINS, OFF, S, SUB, false, LUT>(w, a, t, p, y, scratch); });
+        int8_micro<RP, kInt8Tokens, kTileBits, MINS, OFF, S, SUB, STRIP, LUT>(w, a, t, p, y, scratch);
+      with_count(t1 - t, [&]<int TB>() {
+        int8_micro<RP, TB, kTileBits, MINS, OFF, S, SUB, STRIP, LUT>(w, a, t, p, y, scratch);
+      });
+    };
+    if constexpr (unpacked_in_strips(BITS)) {
+      tiles.template operator()<true>();
+    } else if constexpr (avx512_strips(BITS, SUB)) {
+      if (t1 - t0 >= kFourBitStripTokens) {
+        tiles.template operator()<true>();
+      } else {
+        tiles.template operator()<false>();
+      }
+    } else {
+      tiles.template operator()<false>();
     }
   }
 }

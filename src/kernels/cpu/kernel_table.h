@@ -102,7 +102,7 @@ inline constexpr int64_t kStripRecordBytes = 512;
 inline constexpr int kStripTileBits = 6;
 inline constexpr bool unpacked_in_strips(int bits) { return bits == 5 || bits == 6; }
 // The AVX-512 prefill tiles unpack 4-bit records (one scale per 32 columns: Q4_0, Q4_1, Q4_K, IQ4, MLX 4-bit) too,
-// IQ4's as their stored values, when they take enough tokens at once (gemm_avx512.cc's strips_for): on Intel CPUs
+// IQ4's as their stored values, when they take enough tokens at once (gemm_avx512.cc's int8_tokens): on Intel CPUs
 // every 512-bit operation takes port 0 or 5, the ports of vpdpbusd, and rebuilding the nibbles for every group of
 // 4 tokens cost 3 of them per 8 vpdpbusd (an Emerald Rapids Xeon: 4-bit products 39–51 → 44–57 % of the vpdpbusd
 // peak, docs/performance.md). The AVX2 tiles keep their nibbles.
