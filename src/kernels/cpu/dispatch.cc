@@ -283,9 +283,20 @@ cpu::QuantizedRows quantize_activations(const PackedView& w, const float* x, int
   return a;
 }
 
+// −w.offset · Σq of each token's blocks (sub16 weights: of each block's halves), where the integer sums over w's
+// records start (QuantizedRows::offset_sums); into this thread's buffer.
+const int32_t* offset_sums(const PackedView& w, const cpu::QuantizedRows& a, int64_t n) {
+  thread_local std::vector<int32_t> sums;
+  const int64_t count = n * w.blocks * (w.sub16 ? 2 : 1);
+  int32_t* out = thread_buffer(sums, count);
+  const int32_t* qsum = w.sub16 ? a.qsum16 : a.qsum;
+  for (int64_t i = 0; i < count; ++i) out[i] = -w.offset * qsum[i];
+  return out;
+}
+
 // y = x · wᵀ on Int8 records, from x's rows quantized by quantize_activations (for w or a matrix with the same
 // activations).
-void int8_product(const PackedView& w, const cpu::QuantizedRows& a, int64_t n, float* y) {
+void int8_product(const PackedView& w, const cpu::QuantizedRows& quantized, int64_t n, float* y) {
   const Isa isa = active_isa();
   const auto tile = int8_tile_for(isa);
   // Chunks of whole register tiles: the AVX-512 VNNI prefill tile is 3 panels wide (its GEMV tile 1, the AMX
@@ -300,6 +311,8 @@ void int8_product(const PackedView& w, const cpu::QuantizedRows& a, int64_t n, f
     view.expanded = ep;
   }
   const bool avx512_tiles = tile == cpu::int8_tile_avx512vnni || tile == cpu::int8_tile_amx;
+  cpu::QuantizedRows a = quantized;
+  if (avx512_tiles && w.offset != 0) a.offset_sums = offset_sums(w, a, n);
   const int64_t scratch_bytes = tile == cpu::int8_tile_amx
                                     ? std::max(cpu::int8_scratch_bytes(w, true), cpu::amx_scratch_bytes(w))
                                     : cpu::int8_scratch_bytes(w, avx512_tiles);

@@ -124,8 +124,9 @@ inline void super_block_step(const PackedView& w, const QuantizedRows& a, int64_
 // GEMV tile: two short chains of dependent vpdpbusd per block instead of one); integer sums are exact in
 // any order, so S never changes a result. The fp32 steps per block (convert, × d, fused multiply-add with
 // the scale, then the mins' one) are the same for every lane and tile. OFF: the stored weights carry an
-// offset (w.offset ≠ 0: Q8_0, Q4_0, Q5_0, Q6_K, Q3_K), which the sums start from (−offset · Σq); without one they
-// start at 0.
+// offset (w.offset ≠ 0: Q8_0, Q4_0, Q5_0, Q6_K, Q3_K), which the sums start from (−offset · Σq, a.offset_sums:
+// broadcast from memory, where computing it here took an integer multiply and a broadcast from a general register,
+// on vpdpbusd's ports, per token and block); without one they start at 0.
 // SUB (sub16, Q6_K: 6-bit, Q3_K: 4-bit, both with an offset; Q2_K: 2-bit, whose two vectors are the two halves,
 // with MINS and no offset): columns 0–15 and 16–31 keep separate sums (chunks 0–3 and 4–7: in the 4-bit layout the
 // low and the high nibbles), each starting from −offset · its half's Σq; then S is 2, one per half. The halves'
@@ -145,11 +146,12 @@ enum class Scales {
   Any,   // decided per block from w (factors, expanded, mins)
   Half,  // fp16 scales beside the records (w.half_scales): Q8_0, Q4_0, Q5_0, IQ4_NL
   Fp32,  // fp32 scale and second vectors from fp32[i]: expanded K-quant factors, or MLX and Q4_1/Q5_1 records'
+  Converted,  // the half scales converted to fp32 once per tile call (the prefill tiles: int8_tokens)
 };
 
 template <int RP, int TB, int BITS, bool MINS, bool OFF, int S, bool SUB, bool STRIP, bool LUT, Scales SC>
 void int8_micro_body(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, float* y,
-                     const uint8_t* strip) {
+                     const uint8_t* strip, const float* scales) {
   static_assert(!SUB || (S == 2 && (BITS == 6 || BITS == 4 || BITS == 2) && (OFF || MINS)), "sub16: two sums");
   static_assert(!STRIP || BITS == kStripTileBits, "one set of strip tiles for 4- to 6-bit records");
   static_assert(!LUT || ((BITS == 4 || STRIP) && OFF && !MINS && !SUB),
@@ -163,7 +165,6 @@ void int8_micro_body(const PackedView& w, const QuantizedRows& a, int64_t t, int
   for (int i = 0; i < RP; ++i) base[i] = STRIP ? strip + i * w.blocks * bs : w.data + (p + i) * w.blocks * bs;
   const int8_t* xq = a.q + t * a.cols;
   const int64_t xs = a.cols;
-  const int32_t off = OFF ? w.offset : 0;
   const __m512i low4 = _mm512_set1_epi8(0x0F);
 
   __m512 facc[RP][TB];
@@ -204,7 +205,9 @@ void int8_micro_body(const PackedView& w, const QuantizedRows& a, int64_t t, int
   const auto block_scales = [&](int64_t b, __m512 (&sc)[RP], __m512 (&second)[RP]) __attribute__((always_inline)) {
 #pragma GCC unroll 4
     for (int i = 0; i < RP; ++i) {
-      if (SC == Scales::Half) {
+      if (SC == Scales::Converted) {
+        sc[i] = _mm512_load_ps(scales + (i * w.blocks + b) * kPackRows);
+      } else if (SC == Scales::Half) {
         sc[i] = _mm512_cvtph_ps(
             _mm256_load_si256(reinterpret_cast<const __m256i*>(w.half_scales + ((p + i) * w.blocks + b) * kPackRows)));
       } else if (factored) {  // K-quants, IQ4_XS: d · first and d2 · second (exact)
@@ -242,7 +245,7 @@ void int8_micro_body(const PackedView& w, const QuantizedRows& a, int64_t t, int
         __m512i iacc[RP][TB];
 #pragma GCC unroll 8
         for (int tt = 0; tt < TB; ++tt) {
-          const __m512i init = _mm512_set1_epi32(-off * a.qsum16[2 * ((t + tt) * a.blocks + b) + h]);
+          const __m512i init = _mm512_set1_epi32(a.offset_sums[2 * ((t + tt) * a.blocks + b) + h]);
 #pragma GCC unroll 4
           for (int i = 0; i < RP; ++i) iacc[i][tt] = init;
         }
@@ -270,9 +273,9 @@ void int8_micro_body(const PackedView& w, const QuantizedRows& a, int64_t t, int
     for (int tt = 0; tt < TB; ++tt) {
       const int64_t at = (t + tt) * a.blocks + b;
       const __m512i init = !OFF ? _mm512_setzero_si512()
-                           : SUB ? _mm512_set1_epi32(-off * a.qsum16[2 * at])
-                                 : _mm512_set1_epi32(-off * a.qsum[at]);
-      const __m512i init2 = SUB ? _mm512_set1_epi32(-off * a.qsum16[2 * at + 1]) : _mm512_setzero_si512();
+                           : SUB ? _mm512_set1_epi32(a.offset_sums[2 * at])
+                                 : _mm512_set1_epi32(a.offset_sums[at]);
+      const __m512i init2 = OFF && SUB ? _mm512_set1_epi32(a.offset_sums[2 * at + 1]) : _mm512_setzero_si512();
 #pragma GCC unroll 8
       for (int i = 0; i < RP; ++i) {
         iacc[0][i][tt] = init;
@@ -412,27 +415,39 @@ void int8_micro_body(const PackedView& w, const QuantizedRows& a, int64_t t, int
   store_tile<RP, TB>(w, facc, t, p, y);
 }
 
+// CONV: the half scales (w.half_scales) are at `scales` as fp32 (convert_half_scales), as the prefill tiles take them.
 template <int RP, int TB, int BITS, bool MINS, bool OFF, int S = 1, bool SUB = false, bool STRIP = false,
-          bool LUT = false>
+          bool LUT = false, bool CONV = false>
 void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, float* y,
-                const uint8_t* strip = nullptr) {
+                const uint8_t* strip = nullptr, const float* scales = nullptr) {
+  constexpr Scales kHalf = CONV ? Scales::Converted : Scales::Half;
   if constexpr (SUB) {  // the sub16 records' scales are integers: no block_scales
-    int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Any>(w, a, t, p, y, strip);
+    int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Any>(w, a, t, p, y, strip, scales);
   } else if constexpr (always_half_scales(MINS, SUB, LUT)) {
-    int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Half>(w, a, t, p, y, strip);
+    int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, kHalf>(w, a, t, p, y, strip, scales);
   } else {
     if constexpr (!MINS) {
       if (w.factors == nullptr) {  // IQ4_NL
-        int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Half>(w, a, t, p, y, strip);
+        int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, kHalf>(w, a, t, p, y, strip, scales);
         return;
       }
     }
     if (w.expanded != nullptr || (MINS && w.factors == nullptr)) {
-      int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Fp32>(w, a, t, p, y, strip);
+      int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Fp32>(w, a, t, p, y, strip, scales);
     } else {  // the K-quants' and IQ4_XS's factors, not expanded (decode)
-      int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Any>(w, a, t, p, y, strip);
+      int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Any>(w, a, t, p, y, strip, scales);
     }
   }
+}
+
+// The fp16 block scales of panels [p, p + panels) as fp32, 16 per record, record after record (the layout of
+// w.half_scales): the prefill tiles read them thus, where converting them in the tile took a vcvtph2ps, on
+// vpdpbusd's ports, per panel, block and group of tokens.
+inline void convert_half_scales(const PackedView& w, int64_t p, int64_t panels, float* out) {
+  const uint16_t* in = w.half_scales + p * w.blocks * kPackRows;
+  for (int64_t r = 0; r < panels * w.blocks; ++r)
+    _mm512_store_ps(out + r * kPackRows,
+                    _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(in + r * kPackRows))));
 }
 
 // The prefill tile: 3 panels × 4 tokens (12 lanes; 2 × 6 was 5-10 % slower: more activation broadcasts
@@ -593,13 +608,18 @@ void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_
     for (; t + kInt8Tokens <= t1; t += kInt8Tokens) super_micro<RP, kInt8Tokens, MINS, OFF>(w, a, t, p, y, scratch);
     with_count(t1 - t, [&]<int TB>() { super_micro<RP, TB, MINS, OFF>(w, a, t, p, y, scratch); });
   } else {
+    float* scales = nullptr;  // the half scales as fp32, after the strips (int8_scratch_bytes)
+    if (w.half_scales != nullptr) {
+      scales = reinterpret_cast<float*>(scratch + int8_strip_bytes(w, true));
+      convert_half_scales(w, p, RP, scales);
+    }
     const auto tiles = [&]<bool STRIP>() {
       constexpr int kTileBits = STRIP ? kStripTileBits : BITS;
       if constexpr (STRIP) unpack_panels_avx512(w, p, RP, scratch);
       for (; t + kInt8Tokens <= t1; t += kInt8Tokens)
-        int8_micro<RP, kInt8Tokens, kTileBits, MINS, OFF, S, SUB, STRIP, LUT>(w, a, t, p, y, scratch);
+        int8_micro<RP, kInt8Tokens, kTileBits, MINS, OFF, S, SUB, STRIP, LUT, true>(w, a, t, p, y, scratch, scales);
       with_count(t1 - t, [&]<int TB>() {
-        int8_micro<RP, TB, kTileBits, MINS, OFF, S, SUB, STRIP, LUT>(w, a, t, p, y, scratch);
+        int8_micro<RP, TB, kTileBits, MINS, OFF, S, SUB, STRIP, LUT, true>(w, a, t, p, y, scratch, scales);
       });
     };
     if constexpr (unpacked_in_strips(BITS)) {

@@ -133,14 +133,21 @@ inline constexpr int64_t kAmxChunkTokens = 96;
 inline int64_t amx_scratch_bytes(const PackedView& w) {
   return w.sub16 ? 0 : w.blocks * (kStripRecordBytes + 2 * kAmxChunkTokens * 4);
 }
-// Scratch bytes an int8_tile call needs for `w` (64-byte aligned): 0 unless it has 5- or 6-bit records, 4-bit
-// ones on the AVX-512 tiles (`avx512`), or folded Q2_K / Q3_K strips (the AMX tiles, which run the VNNI tiles for
-// their remainder, need the larger of this and amx_scratch_bytes).
-inline int64_t int8_scratch_bytes(const PackedView& w, bool avx512) {
+// Scratch bytes of the strips an int8_tile call unpacks for `w`: 0 unless it has 5- or 6-bit records, 4-bit ones on
+// the AVX-512 tiles (`avx512`), or folded Q2_K / Q3_K strips.
+inline int64_t int8_strip_bytes(const PackedView& w, bool avx512) {
   if (integer_super_sums(w) && w.bits <= 4)
     return kStripPanels * w.blocks * (kStripRecordBytes + (w.mins16 != nullptr ? kMinPairBytes : 0));
   const bool strips = avx512 ? avx512_strips(w.bits, w.sub16) : unpacked_in_strips(w.bits);
   return strips ? kStripPanels * w.blocks * kStripRecordBytes : 0;
+}
+// Scratch bytes an int8_tile call needs for `w` (64-byte aligned): the strips, then on the AVX-512 tiles the fp16
+// block scales of the tile call's panels as fp32 (w.half_scales: Q8_0, Q4_0, Q5_0, IQ4_NL), which their prefill
+// tiles read instead of converting them for every group of tokens (the AMX tiles, which run the VNNI tiles for
+// their remainder, need the larger of this and amx_scratch_bytes).
+inline int64_t int8_scratch_bytes(const PackedView& w, bool avx512) {
+  const int64_t scales = avx512 && w.half_scales != nullptr ? kStripPanels * w.blocks * kPackRows * 4 : 0;
+  return int8_strip_bytes(w, avx512) + scales;
 }
 
 // Sub-block j's (0–7) 6-bit scale and min from the 12 scale bytes `s` of a Q4_K or Q5_K block (ggml's
@@ -216,6 +223,9 @@ struct QuantizedRows {
   const float* xsum = nullptr;      // n × blocks
   const int32_t* qsum16 = nullptr;  // n × 2 · blocks (sub16 weights only)
   const int32_t* pairs16 = nullptr;  // n × blocks (sub16 weights only)
+  // −offset · qsum (sub16 weights: · qsum16) for the product's weights, whose records carry that offset: where the
+  // AVX-512 tiles' integer sums start (int8_product sets it for the AVX-512 and AMX tiles; the others compute it).
+  const int32_t* offset_sums = nullptr;
   int64_t cols = 0;
   int64_t blocks = 0;
 };
