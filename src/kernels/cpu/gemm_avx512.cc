@@ -14,6 +14,10 @@ namespace verdict::kernels::cpu {
 namespace {
 
 inline __m512i bcast32(const void* p) { return _mm512_broadcastd_epi32(_mm_loadu_si32(p)); }
+// One record's 16 fp16 scales (w.half_scales, 32-byte aligned) as fp32, converted exactly.
+inline __m512 fp32_of_halves(const uint16_t* h) {
+  return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h)));
+}
 
 // acc[i][tt] += the 8-bit chunks [J0, J1) (4 columns × 16 rows, 64 bytes each) of the records at rec[i]
 // times token tt's activations (xb: the block's first, xs apart): one vpdpbusd per (chunk, panel, token).
@@ -208,8 +212,7 @@ void int8_micro_body(const PackedView& w, const QuantizedRows& a, int64_t t, int
       if (SC == Scales::Converted) {
         sc[i] = _mm512_load_ps(scales + (i * w.blocks + b) * kPackRows);
       } else if (SC == Scales::Half) {
-        sc[i] = _mm512_cvtph_ps(
-            _mm256_load_si256(reinterpret_cast<const __m256i*>(w.half_scales + ((p + i) * w.blocks + b) * kPackRows)));
+        sc[i] = fp32_of_halves(w.half_scales + ((p + i) * w.blocks + b) * kPackRows);
       } else if (factored) {  // K-quants, IQ4_XS: d · first and d2 · second (exact)
         const int8_t* f = w.factors + ((p + i) * w.blocks + b) * kFactorBytes;
         const auto factor = [](const int8_t* at) {
@@ -224,8 +227,7 @@ void int8_micro_body(const PackedView& w, const QuantizedRows& a, int64_t t, int
         sc[i] = _mm512_loadu_ps(fs);  // the expansion is a std::vector's: 16-byte aligned
         second[i] = _mm512_loadu_ps(fs + kPackRows);
       } else {  // fp16 scales beside the records (Q8_0, Q4_0, Q5_0): converted exactly
-        sc[i] = _mm512_cvtph_ps(
-            _mm256_load_si256(reinterpret_cast<const __m256i*>(w.half_scales + ((p + i) * w.blocks + b) * kPackRows)));
+        sc[i] = fp32_of_halves(w.half_scales + ((p + i) * w.blocks + b) * kPackRows);
       }
     }
   };
@@ -420,15 +422,15 @@ template <int RP, int TB, int BITS, bool MINS, bool OFF, int S = 1, bool SUB = f
           bool LUT = false, bool CONV = false>
 void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, float* y,
                 const uint8_t* strip = nullptr, const float* scales = nullptr) {
-  constexpr Scales kHalf = CONV ? Scales::Converted : Scales::Half;
+  constexpr Scales kHalfScales = CONV ? Scales::Converted : Scales::Half;
   if constexpr (SUB) {  // the sub16 records' scales are integers: no block_scales
     int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Any>(w, a, t, p, y, strip, scales);
   } else if constexpr (always_half_scales(MINS, SUB, LUT)) {
-    int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, kHalf>(w, a, t, p, y, strip, scales);
+    int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, kHalfScales>(w, a, t, p, y, strip, scales);
   } else {
     if constexpr (!MINS) {
       if (w.factors == nullptr) {  // IQ4_NL
-        int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, kHalf>(w, a, t, p, y, strip, scales);
+        int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, kHalfScales>(w, a, t, p, y, strip, scales);
         return;
       }
     }
@@ -446,8 +448,7 @@ void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t 
 inline void convert_half_scales(const PackedView& w, int64_t p, int64_t panels, float* out) {
   const uint16_t* in = w.half_scales + p * w.blocks * kPackRows;
   for (int64_t r = 0; r < panels * w.blocks; ++r)
-    _mm512_store_ps(out + r * kPackRows,
-                    _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(in + r * kPackRows))));
+    _mm512_store_ps(out + r * kPackRows, fp32_of_halves(in + r * kPackRows));
 }
 
 // The prefill tile: 3 panels × 4 tokens (12 lanes; 2 × 6 was 5-10 % slower: more activation broadcasts
