@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -458,6 +459,56 @@ TEST(PackedInt8, Avx2AndAvx512VnniAgreeBitForBit) {
       y[i] = run(packed, x, k.n);
     }
     ASSERT_EQ(0, std::memcmp(y[0].data(), y[1].data(), y[0].size() * sizeof(float))) << describe(k);
+  }
+}
+
+// The AVX-512 prefill tiles fold the records without factors by the biased fold (kernel_table.h): the integer
+// sums start from the bits of 1.5 · 2^23, and one fused multiply-add takes that back out as it multiplies by d.
+// That gives the contract's bits only while 1.5 · 2^23 · d is a finite float; from max|x| ≈ 3.4 · 10^33 on the
+// products fold as before. At every activation scale from subnormal products to past that limit, on 9 tokens and
+// on 70 (4-bit records from strips), the AVX-512 results are the AVX2 tiles' (which fold in the contract's
+// order) bit for bit; a NaN only where the other is a NaN.
+TEST(PackedInt8, BiasedFoldGivesTheContractsBitsAtEveryScale) {
+  __builtin_cpu_init();
+  if (!isa_supported(Isa::Avx2) || !isa_supported(Isa::Avx512) || !__builtin_cpu_supports("avx512vnni"))
+    GTEST_SKIP() << "needs AVX2 and AVX-512 VNNI";
+  const Int8Case cases[] = {{WeightType::Q8_0, 0, 0, 50, 128, 0},      {WeightType::Q4_0, 0, 0, 50, 128, 0},
+                            {WeightType::Q5_0, 0, 0, 50, 128, 0},      {WeightType::IQ4_NL, 0, 0, 50, 128, 0},
+                            {WeightType::Q4_1, 0, 0, 50, 128, 0},      {WeightType::Q5_1, 0, 0, 50, 128, 0},
+                            {WeightType::MlxAffine, 4, 64, 50, 128, 0}, {WeightType::MlxAffine, 8, 32, 50, 128, 0},
+                            {WeightType::MlxAffine, 6, 64, 50, 128, 0}};
+  // 0: the four blocks of a token at 1e-30, 1e-3, 1e3 and 1e30 (one product, biased throughout).
+  const float scales[] = {0.0f, 1e-36f, 1e-3f, 1.0f, 1e6f, 1e30f, 3e33f, 4e33f, 1e36f};
+  std::mt19937 rng(31);
+  for (Int8Case k : cases) {
+    auto w = make_weight(rng, k.type, k.rows, k.cols, k.bits, k.group_size);
+    PackedWeight p = pack(w.view);
+    WeightMatrix packed = w.view;
+    packed.pack = p.view();
+    for (int64_t n : {int64_t{9}, int64_t{70}}) {
+      k.n = n;
+      const auto unit = random_floats(rng, n * k.cols, -1.0f, 1.0f);
+      for (float scale : scales) {
+        std::vector<float> x(unit.size());
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          const float block_scale[] = {1e-30f, 1e-3f, 1e3f, 1e30f};
+          x[i] = unit[i] * (scale != 0.0f ? scale : block_scale[(i % static_cast<std::size_t>(k.cols)) / 32 % 4]);
+        }
+        std::vector<float> y[2];
+        for (int i = 0; i < 2; ++i) {
+          IsaScope scope(i == 0 ? Isa::Avx2 : Isa::Avx512);
+          y[i] = run(packed, x, n);
+        }
+        for (std::size_t i = 0; i < y[0].size(); ++i) {
+          if (std::isnan(y[0][i]) || std::isnan(y[1][i])) {
+            ASSERT_TRUE(std::isnan(y[0][i]) && std::isnan(y[1][i])) << describe(k) << " scale " << scale << " at " << i;
+          } else {
+            ASSERT_EQ(std::bit_cast<uint32_t>(y[0][i]), std::bit_cast<uint32_t>(y[1][i]))
+                << describe(k) << " scale " << scale << " at " << i << ": " << y[0][i] << " vs " << y[1][i];
+          }
+        }
+      }
+    }
   }
 }
 

@@ -153,13 +153,17 @@ enum class Scales {
   Converted,  // the half scales converted to fp32 once per tile call (the prefill tiles: int8_tokens)
 };
 
-template <int RP, int TB, int BITS, bool MINS, bool OFF, int S, bool SUB, bool STRIP, bool LUT, Scales SC>
+// BIAS: the biased fold (kernel_table.h) from a.biased_starts and a.bias_d, the same bits in 2 fp32 operations
+// per lane and block where the contract's order takes 3 (the prefill tiles, on block_q8_0 activations).
+template <int RP, int TB, int BITS, bool MINS, bool OFF, int S, bool SUB, bool STRIP, bool LUT, Scales SC,
+          bool BIAS = false>
 void int8_micro_body(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, float* y,
                      const uint8_t* strip, const float* scales) {
   static_assert(!SUB || (S == 2 && (BITS == 6 || BITS == 4 || BITS == 2) && (OFF || MINS)), "sub16: two sums");
   static_assert(!STRIP || BITS == kStripTileBits, "one set of strip tiles for 4- to 6-bit records");
   static_assert(!LUT || ((BITS == 4 || STRIP) && OFF && !MINS && !SUB),
                 "IQ4 records: 4-bit (or their strips), offset 128, one scale");
+  static_assert(!BIAS || (!SUB && SC != Scales::Any), "the biased fold: one sum per block, block_q8_0 activations");
   const int64_t bs = STRIP ? kStripRecordBytes : w.block_stride;
   const __m512i lut = LUT && !STRIP
                            ? _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Stored)))
@@ -274,9 +278,10 @@ void int8_micro_body(const PackedView& w, const QuantizedRows& a, int64_t t, int
 #pragma GCC unroll 8
     for (int tt = 0; tt < TB; ++tt) {
       const int64_t at = (t + tt) * a.blocks + b;
-      const __m512i init = !OFF ? _mm512_setzero_si512()
-                           : SUB ? _mm512_set1_epi32(a.offset_sums[2 * at])
-                                 : _mm512_set1_epi32(a.offset_sums[at]);
+      const __m512i init = BIAS ? _mm512_set1_epi32(a.biased_starts[at])
+                           : !OFF ? _mm512_setzero_si512()
+                           : SUB  ? _mm512_set1_epi32(a.offset_sums[2 * at])
+                                  : _mm512_set1_epi32(a.offset_sums[at]);
       const __m512i init2 = OFF && SUB ? _mm512_set1_epi32(a.offset_sums[2 * at + 1]) : _mm512_setzero_si512();
 #pragma GCC unroll 8
       for (int i = 0; i < RP; ++i) {
@@ -399,9 +404,15 @@ void int8_micro_body(const PackedView& w, const QuantizedRows& a, int64_t t, int
 #pragma GCC unroll 8
     for (int tt = 0; tt < TB; ++tt) {
       const __m512 dx = _mm512_set1_ps(a.d[(t + tt) * a.blocks + b]);
+      [[maybe_unused]] __m512 bias_dx;
+      if constexpr (BIAS) bias_dx = _mm512_set1_ps(a.bias_d[(t + tt) * a.blocks + b]);
 #pragma GCC unroll 4
-      for (int i = 0; i < RP; ++i)
-        facc[i][tt] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(iacc[0][i][tt]), dx), sc[i], facc[i][tt]);
+      for (int i = 0; i < RP; ++i) {
+        // float(Σ) · dx, rounded once (BIAS: from the sum's bits, kSumBias + Σ, kernel_table.h)
+        const __m512 sdx = BIAS ? _mm512_fmadd_ps(_mm512_castsi512_ps(iacc[0][i][tt]), dx, bias_dx)
+                                : _mm512_mul_ps(_mm512_cvtepi32_ps(iacc[0][i][tt]), dx);
+        facc[i][tt] = _mm512_fmadd_ps(sdx, sc[i], facc[i][tt]);
+      }
     }
     if constexpr (MINS) {
 #pragma GCC unroll 8
@@ -418,23 +429,28 @@ void int8_micro_body(const PackedView& w, const QuantizedRows& a, int64_t t, int
 }
 
 // CONV: the half scales (w.half_scales) are at `scales` as fp32 (convert_half_scales), as the prefill tiles take them.
+// BIAS: the biased fold, for the records without factors (a.bias_d set: biased_fold_applies).
 template <int RP, int TB, int BITS, bool MINS, bool OFF, int S = 1, bool SUB = false, bool STRIP = false,
-          bool LUT = false, bool CONV = false>
+          bool LUT = false, bool CONV = false, bool BIAS = false>
 void int8_micro(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t p, float* y,
                 const uint8_t* strip = nullptr, const float* scales = nullptr) {
   constexpr Scales kHalfScales = CONV ? Scales::Converted : Scales::Half;
+  static_assert(!BIAS || !SUB, "the biased fold: one sum per block");
   if constexpr (SUB) {  // the sub16 records' scales are integers: no block_scales
     int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Any>(w, a, t, p, y, strip, scales);
   } else if constexpr (always_half_scales(MINS, SUB, LUT)) {
-    int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, kHalfScales>(w, a, t, p, y, strip, scales);
+    int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, kHalfScales, BIAS>(w, a, t, p, y, strip, scales);
   } else {
     if constexpr (!MINS) {
       if (w.factors == nullptr) {  // IQ4_NL
-        int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, kHalfScales>(w, a, t, p, y, strip, scales);
+        int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, kHalfScales, BIAS>(w, a, t, p, y, strip,
+                                                                                        scales);
         return;
       }
     }
-    if (w.expanded != nullptr || (MINS && w.factors == nullptr)) {
+    if (MINS && w.factors == nullptr) {  // MLX, Q4_1, Q5_1
+      int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Fp32, BIAS>(w, a, t, p, y, strip, scales);
+    } else if (w.expanded != nullptr) {  // the K-quants' and IQ4_XS's factors, expanded (block_q8_K activations)
       int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Fp32>(w, a, t, p, y, strip, scales);
     } else {  // the K-quants' and IQ4_XS's factors, not expanded (decode)
       int8_micro_body<RP, TB, BITS, MINS, OFF, S, SUB, STRIP, LUT, Scales::Any>(w, a, t, p, y, strip, scales);
@@ -614,14 +630,24 @@ void int8_tokens(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_
       scales = reinterpret_cast<float*>(scratch + int8_strip_bytes(w, true));
       convert_half_scales(w, p, RP, scales);
     }
-    const auto tiles = [&]<bool STRIP>() {
+    const auto tiles_as = [&]<bool STRIP, bool BIAS>() {
       constexpr int kTileBits = STRIP ? kStripTileBits : BITS;
       if constexpr (STRIP) unpack_panels_avx512(w, p, RP, scratch);
       for (; t + kInt8Tokens <= t1; t += kInt8Tokens)
-        int8_micro<RP, kInt8Tokens, kTileBits, MINS, OFF, S, SUB, STRIP, LUT, true>(w, a, t, p, y, scratch, scales);
+        int8_micro<RP, kInt8Tokens, kTileBits, MINS, OFF, S, SUB, STRIP, LUT, true, BIAS>(w, a, t, p, y, scratch,
+                                                                                         scales);
       with_count(t1 - t, [&]<int TB>() {
-        int8_micro<RP, TB, kTileBits, MINS, OFF, S, SUB, STRIP, LUT, true>(w, a, t, p, y, scratch, scales);
+        int8_micro<RP, TB, kTileBits, MINS, OFF, S, SUB, STRIP, LUT, true, BIAS>(w, a, t, p, y, scratch, scales);
       });
+    };
+    const auto tiles = [&]<bool STRIP>() {  // biased where int8_product gave the tiles a.bias_d
+      if constexpr (!SUB) {
+        if (a.bias_d != nullptr) {
+          tiles_as.template operator()<STRIP, true>();
+          return;
+        }
+      }
+      tiles_as.template operator()<STRIP, false>();
     };
     if constexpr (unpacked_in_strips(BITS)) {
       tiles.template operator()<true>();

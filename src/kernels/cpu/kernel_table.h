@@ -226,9 +226,26 @@ struct QuantizedRows {
   // −offset · qsum (sub16 weights: · qsum16) for the product's weights, whose records carry that offset: where the
   // AVX-512 tiles' integer sums start (int8_product sets it for the AVX-512 and AMX tiles; the others compute it).
   const int32_t* offset_sums = nullptr;
+  // The AVX-512 prefill tiles' biased fold (set by int8_product where biased_fold_applies, else null): per token and
+  // block, where the integer sums start, kSumBiasBits − offset · Σq, and −kSumBias · d (exact: kernel_table.h).
+  const int32_t* biased_starts = nullptr;
+  const float* bias_d = nullptr;
   int64_t cols = 0;
   int64_t blocks = 0;
 };
+
+// The biased fold. A block's integer sum s (|s| < 2^22 for every record kind: 32 · 255 · 127 plus an offset of
+// 128 · 32 · 127 at most) started from kSumBiasBits, the bits of kSumBias = 1.5 · 2^23, ends as the bits of the
+// float kSumBias + s exactly (the same exponent, s added to the significand). If d has at most 12 significant bits
+// (int8_block_scale's 11), kSumBias · d = 3 · 2^22 · d is a float, and fma(kSumBias + s, d, −kSumBias · d)
+// rounds (kSumBias + s) · d − kSumBias · d = s · d once: the bits of float(s) · d, in one fused multiply-add where
+// the contract's order took a conversion and a multiply. Not for block_q8_K activations (quantize_rows_super),
+// whose d = 1 / (127 / max|x|) has 24 significant bits, nor where kSumBias · d is not finite.
+inline constexpr int32_t kSumBiasBits = 0x4B400000;
+inline constexpr float kSumBias = 12582912.0f;
+// Whether int8_product gives the AVX-512 prefill tiles biased_starts and bias_d for w: block_q8_0 activations
+// (no factors) and one sum per block (not sub16).
+inline bool biased_fold_applies(const PackedView& w) { return w.factors == nullptr && !w.sub16; }
 
 // v rounded to 11 significant bits (to nearest, ties to even): IEEE half precision with float's exponent range.
 inline float round_to_half_precision(float v) {
