@@ -294,7 +294,7 @@ const int32_t* offset_sums(const PackedView& w, const cpu::QuantizedRows& a, int
   return out;
 }
 
-// Where the AVX-512 prefill tiles' biased fold starts each token's blocks (kSumBiasBits − w.offset · Σq) and the
+// Where the AVX-512 and AVX-VNNI prefill tiles' biased fold starts each token's blocks (kSumBiasBits − w.offset · Σq) and the
 // bias it takes back out (−kSumBias · d), into this thread's buffers (kernel_table.h); `a` stays as it was if some
 // −kSumBias · d is not finite (max|x| above 3 · 10^33, or not a number): those products fold as before.
 void add_biased_fold(const PackedView& w, cpu::QuantizedRows& a, int64_t n) {
@@ -333,7 +333,7 @@ void int8_product(const PackedView& w, const cpu::QuantizedRows& quantized, int6
   const bool avx512_tiles = tile == cpu::int8_tile_avx512vnni || tile == cpu::int8_tile_amx;
   cpu::QuantizedRows a = quantized;
   if (avx512_tiles && w.offset != 0) a.offset_sums = offset_sums(w, a, n);
-  if (avx512_tiles && cpu::biased_fold_applies(w)) add_biased_fold(w, a, n);
+  if ((avx512_tiles || tile == cpu::int8_tile_avx2_vnni) && cpu::biased_fold_applies(w)) add_biased_fold(w, a, n);
   const int64_t scratch_bytes = tile == cpu::int8_tile_amx
                                     ? std::max(cpu::int8_scratch_bytes(w, true), cpu::amx_scratch_bytes(w))
                                     : cpu::int8_scratch_bytes(w, avx512_tiles);

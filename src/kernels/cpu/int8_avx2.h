@@ -180,13 +180,17 @@ inline void super_block_step(const PackedView& w, const QuantizedRows& a, int64_
 // HALF: fp16 scales beside the records (w.half_scales: Q8_0, Q4_0, Q5_0, IQ4_NL), known when compiled so that
 // the block loop carries no branch to the other scale sources (int8_micro_avx2 chooses; as int8_micro on
 // AVX-512, docs/performance.md).
-template <bool VNNI, int RH, int TB, int BITS, bool MINS, bool SUB, bool STRIP, bool LUT, bool HALF>
+// BIAS (AVX-VNNI, records without factors): the biased fold (kernel_table.h), the sums starting from
+// a.biased_starts and one fused multiply-add by dx and a.bias_d giving float(Σ) · dx, where the offset's add, a
+// conversion and a multiply were: the same bits.
+template <bool VNNI, int RH, int TB, int BITS, bool MINS, bool SUB, bool STRIP, bool LUT, bool HALF, bool BIAS = false>
 void int8_micro_avx2_body(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t g0, float* y,
                           const uint8_t* strip) {
   static_assert(!LUT || (BITS == 4 && !MINS && !SUB && !STRIP), "IQ4 records: 4-bit, one scale per block");
   static_assert(!SUB || BITS == 6 || BITS == 4 || BITS == 2, "sub16 records are 6-, 4- or 2-bit");
   static_assert(!SUB || !MINS || (BITS == 2 && !STRIP), "sub16 records with mins (Q2_K) are 2-bit");
   static_assert(!STRIP || BITS == kStripTileBits, "one set of strip tiles for 5- and 6-bit records");
+  static_assert(!BIAS || (VNNI && !SUB), "the biased fold: vpdpbusd's int32 sums, one per block");
   const int64_t bs = STRIP ? kStripRecordBytes : w.block_stride;
   const uint8_t* rec[RH];  // the half's bytes in the record of block 0
 #pragma GCC unroll 8
@@ -222,7 +226,7 @@ void int8_micro_avx2_body(const PackedView& w, const QuantizedRows& a, int64_t t
     for (int h = 0; h < RH; ++h)
 #pragma GCC unroll 8
       for (int tt = 0; tt < TB; ++tt) {
-        acc[h][tt] = _mm256_setzero_si256();
+        acc[h][tt] = BIAS ? _mm256_set1_epi32(a.biased_starts[(t + tt) * a.blocks + b]) : _mm256_setzero_si256();
         if constexpr (SUB) acc2[h][tt] = _mm256_setzero_si256();
         if constexpr (SUB && BITS == 6 && VNNI) {  // Q6_K: from corr · each half's Σq (six_bit_super_sums)
           const int32_t* qs = a.qsum16 + 2 * ((t + tt) * a.blocks + b);
@@ -444,7 +448,13 @@ void int8_micro_avx2_body(const PackedView& w, const QuantizedRows& a, int64_t t
 #pragma GCC unroll 8
     for (int tt = 0; tt < TB; ++tt) {
       const int64_t at = (t + tt) * a.blocks + b;
-      const __m256i cq = _mm256_set1_epi32(corr * a.qsum[at]);
+      [[maybe_unused]] __m256i cq;
+      [[maybe_unused]] __m256 bias_dx;
+      if constexpr (BIAS) {
+        bias_dx = _mm256_set1_ps(a.bias_d[at]);
+      } else {
+        cq = _mm256_set1_epi32(corr * a.qsum[at]);
+      }
       const __m256 dx = _mm256_set1_ps(a.d[at]);
 #pragma GCC unroll 8
       for (int h = 0; h < RH; ++h) {
@@ -455,7 +465,8 @@ void int8_micro_avx2_body(const PackedView& w, const QuantizedRows& a, int64_t t
           scale = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(
               w.half_scales + ((g0 + h) / 2 * w.blocks + b) * kPackRows + 8 * ((g0 + h) % 2))));
         }
-        const __m256 part = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(acc[h][tt], cq)), dx);
+        const __m256 part = BIAS ? _mm256_fmadd_ps(_mm256_castsi256_ps(acc[h][tt]), dx, bias_dx)
+                                 : _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(acc[h][tt], cq)), dx);
         facc[h][tt] = _mm256_fmadd_ps(part, scale, facc[h][tt]);
         if constexpr (MINS)
           facc[h][tt] = _mm256_fmadd_ps(_mm256_loadu_ps(sc[h] + 16), _mm256_set1_ps(a.xsum[at]), facc[h][tt]);
@@ -477,15 +488,23 @@ void int8_micro_avx2_body(const PackedView& w, const QuantizedRows& a, int64_t t
   }
 }
 
-template <bool VNNI, int RH, int TB, int BITS, bool MINS, bool SUB = false, bool STRIP = false, bool LUT = false>
+// BIAS: the biased fold, for the records without factors (a.bias_d set: biased_fold_applies).
+template <bool VNNI, int RH, int TB, int BITS, bool MINS, bool SUB = false, bool STRIP = false, bool LUT = false,
+          bool BIAS = false>
 void int8_micro_avx2(const PackedView& w, const QuantizedRows& a, int64_t t, int64_t g0, float* y,
                      const uint8_t* strip = nullptr) {
   if constexpr (always_half_scales(MINS, SUB, LUT)) {
-    int8_micro_avx2_body<VNNI, RH, TB, BITS, MINS, SUB, STRIP, LUT, true>(w, a, t, g0, y, strip);
+    int8_micro_avx2_body<VNNI, RH, TB, BITS, MINS, SUB, STRIP, LUT, true, BIAS>(w, a, t, g0, y, strip);
   } else {
     if constexpr (!MINS && !SUB) {
       if (w.factors == nullptr) {  // IQ4_NL
-        int8_micro_avx2_body<VNNI, RH, TB, BITS, MINS, SUB, STRIP, LUT, true>(w, a, t, g0, y, strip);
+        int8_micro_avx2_body<VNNI, RH, TB, BITS, MINS, SUB, STRIP, LUT, true, BIAS>(w, a, t, g0, y, strip);
+        return;
+      }
+    }
+    if constexpr (MINS && !SUB) {
+      if (w.factors == nullptr) {  // MLX, Q4_1, Q5_1
+        int8_micro_avx2_body<VNNI, RH, TB, BITS, MINS, SUB, STRIP, LUT, false, BIAS>(w, a, t, g0, y, strip);
         return;
       }
     }
@@ -529,26 +548,40 @@ void unpack_panels(const PackedView& w, int64_t p, int64_t panels, uint8_t* out)
 
 // Tokens [t0, t1) of RH halves from g0: TB at a time, then the remainder. 5- and 6-bit records are unpacked
 // into `scratch` first when at least two groups of tokens read them, and then read by the 6-bit strip tiles.
-template <bool VNNI, int RH, int BITS, bool MINS, bool SUB, bool LUT>
-void int8_tokens_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t g0, float* y,
-                      uint8_t* scratch) {
+// With AVX-VNNI, records without factors take the biased fold where int8_product gave the tiles a.bias_d.
+template <bool VNNI, int RH, int BITS, bool MINS, bool SUB, bool LUT, bool BIAS>
+void int8_tokens_avx2_as(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t g0, float* y,
+                         uint8_t* scratch) {
   constexpr int TB = Int8Tile<BITS, SUB>::kTokens;
   int64_t t = t0;
   if constexpr (unpacked_in_strips(BITS)) {
     if (t1 - t0 >= 2 * TB) {
       unpack_panels(w, g0 / 2, (g0 + RH - 1) / 2 - g0 / 2 + 1, scratch);
       for (; t + TB <= t1; t += TB)
-        int8_micro_avx2<VNNI, RH, TB, kStripTileBits, MINS, SUB, true>(w, a, t, g0, y, scratch);
+        int8_micro_avx2<VNNI, RH, TB, kStripTileBits, MINS, SUB, true, false, BIAS>(w, a, t, g0, y, scratch);
       with_count(t1 - t, [&]<int N>() {
-        if constexpr (N < TB) int8_micro_avx2<VNNI, RH, N, kStripTileBits, MINS, SUB, true>(w, a, t, g0, y, scratch);
+        if constexpr (N < TB)
+          int8_micro_avx2<VNNI, RH, N, kStripTileBits, MINS, SUB, true, false, BIAS>(w, a, t, g0, y, scratch);
       });
       return;
     }
   }
-  for (; t + TB <= t1; t += TB) int8_micro_avx2<VNNI, RH, TB, BITS, MINS, SUB, false, LUT>(w, a, t, g0, y);
+  for (; t + TB <= t1; t += TB) int8_micro_avx2<VNNI, RH, TB, BITS, MINS, SUB, false, LUT, BIAS>(w, a, t, g0, y);
   with_count(t1 - t, [&]<int N>() {
-    if constexpr (N < TB) int8_micro_avx2<VNNI, RH, N, BITS, MINS, SUB, false, LUT>(w, a, t, g0, y);
+    if constexpr (N < TB) int8_micro_avx2<VNNI, RH, N, BITS, MINS, SUB, false, LUT, BIAS>(w, a, t, g0, y);
   });
+}
+
+template <bool VNNI, int RH, int BITS, bool MINS, bool SUB, bool LUT>
+void int8_tokens_avx2(const PackedView& w, const QuantizedRows& a, int64_t t0, int64_t t1, int64_t g0, float* y,
+                      uint8_t* scratch) {
+  if constexpr (VNNI && !SUB) {
+    if (a.bias_d != nullptr) {
+      int8_tokens_avx2_as<VNNI, RH, BITS, MINS, SUB, LUT, true>(w, a, t0, t1, g0, y, scratch);
+      return;
+    }
+  }
+  int8_tokens_avx2_as<VNNI, RH, BITS, MINS, SUB, LUT, false>(w, a, t0, t1, g0, y, scratch);
 }
 
 // One token goes 4 panels (8 halves) at a time where the tiles do not prefetch in software (WeightStreams::Wide:

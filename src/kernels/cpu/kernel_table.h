@@ -226,8 +226,8 @@ struct QuantizedRows {
   // −offset · qsum (sub16 weights: · qsum16) for the product's weights, whose records carry that offset: where the
   // AVX-512 tiles' integer sums start (int8_product sets it for the AVX-512 and AMX tiles; the others compute it).
   const int32_t* offset_sums = nullptr;
-  // The AVX-512 prefill tiles' biased fold (set by int8_product where biased_fold_applies, else null): per token and
-  // block, where the integer sums start, kSumBiasBits − offset · Σq, and −kSumBias · d (exact: kernel_table.h).
+  // The biased fold of the AVX-512 and AVX-VNNI prefill tiles (int8_product sets it where biased_fold_applies): per
+  // token and block, where the integer sums start, kSumBiasBits − offset · Σq, and −kSumBias · d (exact, below).
   const int32_t* biased_starts = nullptr;
   const float* bias_d = nullptr;
   int64_t cols = 0;
@@ -243,8 +243,8 @@ struct QuantizedRows {
 // whose d = 1 / (127 / max|x|) has 24 significant bits, nor where kSumBias · d is not finite.
 inline constexpr int32_t kSumBiasBits = 0x4B400000;
 inline constexpr float kSumBias = 12582912.0f;
-// Whether int8_product gives the AVX-512 prefill tiles biased_starts and bias_d for w: block_q8_0 activations
-// (no factors) and one sum per block (not sub16).
+// Whether int8_product gives the AVX-512 and AVX-VNNI prefill tiles biased_starts and bias_d for w: block_q8_0
+// activations (no factors) and one sum per block (not sub16).
 inline bool biased_fold_applies(const PackedView& w) { return w.factors == nullptr && !w.sub16; }
 
 // v rounded to 11 significant bits (to nearest, ties to even): IEEE half precision with float's exponent range.
