@@ -294,9 +294,10 @@ const int32_t* offset_sums(const PackedView& w, const cpu::QuantizedRows& a, int
   return out;
 }
 
-// Where the AVX-512 and AVX-VNNI prefill tiles' biased fold starts each token's blocks (kSumBiasBits − w.offset · Σq) and the
-// bias it takes back out (−kSumBias · d), into this thread's buffers (kernel_table.h); `a` stays as it was if some
-// −kSumBias · d is not finite (max|x| above 3 · 10^33, or not a number): those products fold as before.
+// Where the biased fold of the AVX-512 and AVX-VNNI prefill tiles starts each token's blocks (kSumBiasBits −
+// w.offset · Σq) and the bias it takes back out (−kSumBias · d), into this thread's buffers (kernel_table.h); `a`
+// stays as it was if some −kSumBias · d is not finite (max|x| above 3 · 10^33, or not a number): those products
+// fold as before.
 void add_biased_fold(const PackedView& w, cpu::QuantizedRows& a, int64_t n) {
   thread_local std::vector<int32_t> starts;
   thread_local std::vector<float> bias;
