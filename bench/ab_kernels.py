@@ -52,9 +52,8 @@ def main():
     args = ap.parse_args()
 
     realtime = not args.no_chrt and shutil.which("chrt") is not None and os.geteuid() == 0
-    labels = []
-    for b in args.binaries:  # the file names, or the paths where two names are the same
-        labels.append(os.path.basename(b) if [os.path.basename(x) for x in args.binaries].count(os.path.basename(b)) == 1 else b)
+    names = [os.path.basename(b) for b in args.binaries]
+    labels = [n if names.count(n) == 1 else b for n, b in zip(names, args.binaries)]  # paths where names repeat
     values = collections.defaultdict(list)  # (case, label) -> counter values
     for r in range(args.rounds):
         for binary, label in zip(args.binaries, labels):
@@ -80,6 +79,7 @@ def main():
             text = f"{max(v):6.1f} ({statistics.median(v):5.1f})" if v else "—"
             cells.append(f"{text:>{cell}}")
         print(f"{c:{width}}  " + "  ".join(cells))
+
 
 if __name__ == "__main__":
     main()
