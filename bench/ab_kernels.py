@@ -54,6 +54,7 @@ def main():
     realtime = not args.no_chrt and shutil.which("chrt") is not None and os.geteuid() == 0
     names = [os.path.basename(b) for b in args.binaries]
     labels = [n if names.count(n) == 1 else b for n, b in zip(names, args.binaries)]  # paths where names repeat
+    labels = [l if labels.count(l) == 1 else f"{l}#{i + 1}" for i, l in enumerate(labels)]  # the same file twice
     values = collections.defaultdict(list)  # (case, label) -> counter values
     for r in range(args.rounds):
         for binary, label in zip(args.binaries, labels):
