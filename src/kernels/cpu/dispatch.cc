@@ -283,36 +283,35 @@ cpu::QuantizedRows quantize_activations(const PackedView& w, const float* x, int
   return a;
 }
 
-// −w.offset · Σq of each token's blocks (sub16 weights: of each block's halves), where the integer sums over w's
-// records start (QuantizedRows::offset_sums); into this thread's buffer.
-const int32_t* offset_sums(const PackedView& w, const cpu::QuantizedRows& a, int64_t n) {
-  thread_local std::vector<int32_t> sums;
-  const int64_t count = n * w.blocks * (w.sub16 ? 2 : 1);
-  int32_t* out = thread_buffer(sums, count);
-  const int32_t* qsum = w.sub16 ? a.qsum16 : a.qsum;
-  for (int64_t i = 0; i < count; ++i) out[i] = -w.offset * qsum[i];
-  return out;
-}
-
-// Where the biased fold of the AVX-512 and AVX-VNNI prefill tiles starts each token's blocks (kSumBiasBits −
-// w.offset · Σq) and the bias it takes back out (−kSumBias · d), into this thread's buffers (kernel_table.h); `a`
-// stays as it was if some −kSumBias · d is not finite (max|x| above 3 · 10^33, or not a number): those products
-// fold as before.
-void add_biased_fold(const PackedView& w, cpu::QuantizedRows& a, int64_t n) {
-  thread_local std::vector<int32_t> starts;
+// Where the tiles' integer sums start, into this thread's buffers, in one pass over the tokens' blocks:
+//  * OFFSETS (the AVX-512 and AMX tiles, records with an offset): −w.offset · Σq of each block (sub16 weights: of
+//    each block's halves), QuantizedRows::offset_sums;
+//  * BIASED (the biased fold of the AVX-512 and AVX-VNNI prefill tiles, kernel_table.h; never sub16):
+//    kSumBiasBits − w.offset · Σq and −kSumBias · d, biased_starts and bias_d; left unset if some −kSumBias · d is
+//    not finite (max|x| above 3 · 10^33, or not a number): those products fold as before.
+void add_start_sums(const PackedView& w, cpu::QuantizedRows& a, int64_t n, bool offsets, bool biased) {
+  thread_local std::vector<int32_t> offset_buffer, starts;
   thread_local std::vector<float> bias;
-  const int64_t count = n * w.blocks;
-  int32_t* sp = thread_buffer(starts, count);
-  float* bp = thread_buffer(bias, count);
+  const int64_t count = n * w.blocks * (w.sub16 ? 2 : 1);
+  const int32_t* qsum = w.sub16 ? a.qsum16 : a.qsum;
+  int32_t* op = offsets ? thread_buffer(offset_buffer, count) : nullptr;
+  int32_t* sp = biased ? thread_buffer(starts, count) : nullptr;
+  float* bp = biased ? thread_buffer(bias, count) : nullptr;
   bool finite = true;
   for (int64_t i = 0; i < count; ++i) {
-    sp[i] = cpu::kSumBiasBits - w.offset * a.qsum[i];
-    bp[i] = -cpu::kSumBias * a.d[i];
-    finite = finite && std::isfinite(bp[i]);
+    const int32_t start = -w.offset * qsum[i];
+    if (offsets) op[i] = start;
+    if (biased) {
+      sp[i] = cpu::kSumBiasBits + start;
+      bp[i] = -cpu::kSumBias * a.d[i];
+      finite &= std::isfinite(bp[i]);
+    }
   }
-  if (!finite) return;
-  a.biased_starts = sp;
-  a.bias_d = bp;
+  if (offsets) a.offset_sums = op;
+  if (biased && finite) {
+    a.biased_starts = sp;
+    a.bias_d = bp;
+  }
 }
 
 // y = x · wᵀ on Int8 records, from x's rows quantized by quantize_activations (for w or a matrix with the same
@@ -333,8 +332,11 @@ void int8_product(const PackedView& w, const cpu::QuantizedRows& quantized, int6
   }
   const bool avx512_tiles = tile == cpu::int8_tile_avx512vnni || tile == cpu::int8_tile_amx;
   cpu::QuantizedRows a = quantized;
-  if (avx512_tiles && w.offset != 0) a.offset_sums = offset_sums(w, a, n);
-  if ((avx512_tiles || tile == cpu::int8_tile_avx2_vnni) && cpu::biased_fold_applies(w)) add_biased_fold(w, a, n);
+  // Not the biased fold for decode-sized products (n ≤ kDecodeTokens): their GEMV tiles never take it, and where
+  // the prefill tiles run them, those fold in the contract's order (the same bits).
+  add_start_sums(w, a, n, avx512_tiles && w.offset != 0,
+                 (avx512_tiles || tile == cpu::int8_tile_avx2_vnni) && cpu::biased_fold_applies(w) &&
+                     n > kDecodeTokens);
   const int64_t scratch_bytes = tile == cpu::int8_tile_amx
                                     ? std::max(cpu::int8_scratch_bytes(w, true), cpu::amx_scratch_bytes(w))
                                     : cpu::int8_scratch_bytes(w, avx512_tiles);

@@ -226,8 +226,9 @@ struct QuantizedRows {
   // −offset · qsum (sub16 weights: · qsum16) for the product's weights, whose records carry that offset: where the
   // AVX-512 tiles' integer sums start (int8_product sets it for the AVX-512 and AMX tiles; the others compute it).
   const int32_t* offset_sums = nullptr;
-  // The biased fold of the AVX-512 and AVX-VNNI prefill tiles (int8_product sets it where biased_fold_applies): per
-  // token and block, where the integer sums start, kSumBiasBits − offset · Σq, and −kSumBias · d (exact, below).
+  // The biased fold of the AVX-512 and AVX-VNNI prefill tiles (int8_product sets it where biased_fold_applies, for
+  // more tokens than the decode sizes): per token and block, where the integer sums start, kSumBiasBits − offset ·
+  // Σq, and −kSumBias · d (exact, below).
   const int32_t* biased_starts = nullptr;
   const float* bias_d = nullptr;
   int64_t cols = 0;
